@@ -1,0 +1,551 @@
+"""BLEU from scratch, equal to sacrebleu's ``corpus_bleu`` and ``sentence_bleu``.
+
+BLEU (Papineni et al., 2002) asks how many of a translation's word n-grams also occur in
+a human reference translation. Exact sentence match is far too strict: "I live in the USA"
+and "I live in America" share most of their words, and a metric should give credit for that.
+
+The recipe, for n = 1 .. 4:
+
+* **clipped n-gram precision** p_n: count the hypothesis n-grams that occur in a reference,
+  but credit each n-gram at most as often as it occurs in the reference that contains it most
+  often ("the the the the" against "the cat" earns 1 match, not 4), then divide by the number
+  of hypothesis n-grams;
+* **brevity penalty** BP = exp(1 - r / c) when the hypothesis length c is shorter than the
+  reference length r (else 1), because precision alone rewards saying very little;
+* **BLEU** = BP * exp(sum_n w_n log p_n) with uniform weights w_n = 1/4, reported in 0..100.
+
+Corpus BLEU adds up the counts of all sentences *before* dividing, so it is not the mean of
+sentence BLEUs. Everything here follows sacrebleu (Post, 2018) to the last bit, so that a
+score computed with this module can be compared with published ones; the tests check it.
+This module does not import sacrebleu: it is a from-scratch, readable re-implementation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from itertools import chain
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from . import __version__
+
+__all__ = [
+    "MAX_ORDER",
+    "SMOOTH_DEFAULTS",
+    "TOKENIZERS",
+    "BLEUResult",
+    "ClippedCounts",
+    "NgramMatch",
+    "bleu_from_counts",
+    "brevity_penalty",
+    "clipped_matches",
+    "closest_ref_length",
+    "corpus_bleu",
+    "ngrams",
+    "sentence_bleu",
+    "tokenize",
+    "tokenize_13a",
+]
+
+MAX_ORDER = 4
+"""Longest n-gram that BLEU counts by default (the standard BLEU-4)."""
+
+SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
+    "exp": None,  # no parameter: halve the pseudo-count at each further order with no match
+    "floor": 0.1,  # a zero count becomes 0.1 matches
+    "add-k": 1,  # add k to matches and totals for n >= 2
+    "none": None,  # no smoothing: a single zero precision makes BLEU 0
+}
+"""Smoothing methods and their default values (Chen and Cherry, 2014; as in sacrebleu)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenisation
+# --------------------------------------------------------------------------------------------
+# BLEU counts *tokens*, so the same output scores differently under different tokenisers.
+# "13a" is the tokeniser of the mteval-v13a.pl script used by WMT and sacrebleu's default:
+# it splits off ASCII punctuation and symbols but keeps apostrophes and hyphens inside words
+# ("l'homme", "peut-être") and keeps the period and comma inside numbers ("3.14", "1,000").
+# Non-ASCII punctuation such as « » ’ is left attached to its word.
+
+# Rule 1: pad ASCII punctuation and symbols with spaces: { | } ~ [ \ ] ^ _ ` ! " # $ % & ( ) *
+# + : ; < = > ? @ /. (mteval writes it as a regex whose class also holds the space; padding a
+# space with spaces cannot change the tokens, so we leave it out.) It replaces each character
+# on its own, so ``str.translate`` does it in one pass in C.
+_PUNCTUATION = '{|}~[\\]^_`!"#$%&()*+:;<=>?@/'
+_PAD_PUNCTUATION = str.maketrans({c: f" {c} " for c in _PUNCTUATION})
+# Rule 2: split a period or comma off unless a digit precedes it.
+_PERIOD_AFTER_NONDIGIT = re.compile(r"([^0-9])([.,])")
+# Rule 3: split a period or comma off unless a digit follows it.
+_PERIOD_BEFORE_NONDIGIT = re.compile(r"([.,])([^0-9])")
+# Rule 4: split a dash off a digit that precedes it ("1990-2000" -> "1990 - 2000").
+_DASH_AFTER_DIGIT = re.compile(r"([0-9])-")
+# Without any digit, rules 2 and 3 split off every period and comma and rule 4 does nothing,
+# so for such text (most sentences) one translation table does all four rules at once.
+_DIGIT = re.compile(r"[0-9]")
+_PAD_PUNCTUATION_AND_PERIODS = str.maketrans({c: f" {c} " for c in _PUNCTUATION + ".,"})
+
+
+def tokenize_13a(text: str) -> List[str]:
+    """Split ``text`` into tokens with the mteval-v13a rules (sacrebleu's ``13a``).
+
+    >>> tokenize_13a("Il a 3,5 ans, non ?")
+    ['Il', 'a', '3,5', 'ans', ',', 'non', '?']
+    """
+    # Language-independent part: remove <skipped> tags, undo end-of-line hyphenation,
+    # join lines, and unescape the four SGML entities that mteval knows (in this order).
+    text = text.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in text:
+        text = text.replace("&quot;", '"').replace("&amp;", "&")
+        text = text.replace("&lt;", "<").replace("&gt;", ">")
+    if _DIGIT.search(text) is None:
+        return text.translate(_PAD_PUNCTUATION_AND_PERIODS).split()
+    # The surrounding spaces matter: they let rules 2 and 3 split a period or comma at the
+    # very start or end of the line. Rules 2 and 3 consume two characters per match, so in
+    # a run such as "a...5" not every period is split: the regexes reproduce that exactly.
+    text = f" {text} ".translate(_PAD_PUNCTUATION)
+    text = _PERIOD_AFTER_NONDIGIT.sub(r"\1 \2 ", text)
+    text = _PERIOD_BEFORE_NONDIGIT.sub(r" \1 \2", text)
+    text = _DASH_AFTER_DIGIT.sub(r"\1 - ", text)
+    return text.split()  # any run of Unicode whitespace (U+202F included) separates tokens
+
+
+def _tokenize_none(text: str) -> List[str]:
+    """Split on whitespace only: for text that is already tokenised (not recommended)."""
+    return text.split()
+
+
+TOKENIZERS: Dict[str, Callable[[str], List[str]]] = {
+    "13a": tokenize_13a,
+    "none": _tokenize_none,
+}
+"""Tokenisers by the name that BLEU signatures use."""
+
+
+def tokenize(text: str, method: str = "13a", lowercase: bool = False) -> List[str]:
+    """Return the tokens that BLEU counts for ``text``: optional lowercasing, then ``method``.
+
+    Trailing whitespace is stripped first, as sacrebleu does (it matters only for a line
+    that ends in a hyphen and a newline).
+    """
+    _check_tokenizer(method)
+    if lowercase:
+        text = text.lower()
+    return TOKENIZERS[method](text.rstrip())
+
+
+# --------------------------------------------------------------------------------------------
+# The pieces of BLEU, one at a time (used by the BLEU chapter and its explorer widget)
+# --------------------------------------------------------------------------------------------
+def ngrams(tokens: Sequence[str], n: int) -> Counter:
+    """Count the n-grams (tuples of ``n`` consecutive tokens) of ``tokens``.
+
+    >>> ngrams(["a", "b", "a", "b"], 2)
+    Counter({('a', 'b'): 2, ('b', 'a'): 1})
+    """
+    _check_order(n, "n")
+    tokens = list(tokens)
+    # zip over n shifted copies yields every window of n tokens, without a Python loop.
+    return Counter(zip(*(tokens[i:] for i in range(n))))
+
+
+class NgramMatch(NamedTuple):
+    """One distinct hypothesis n-gram: how often it occurs and how much of it is credited."""
+
+    ngram: Tuple[str, ...]
+    count: int  # occurrences in the hypothesis
+    max_ref_count: int  # most occurrences in any single reference
+    clipped: int  # min(count, max_ref_count): the matches it is credited with
+
+
+class ClippedCounts(NamedTuple):
+    """Clipped matches of one n-gram order: p_n = matches / total."""
+
+    matches: int
+    total: int
+    details: List[NgramMatch]  # one row per distinct n-gram, in hypothesis order
+
+
+def clipped_matches(
+    hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]], n: int
+) -> ClippedCounts:
+    """Clipped n-gram matches of a tokenised hypothesis against tokenised references.
+
+    Each hypothesis n-gram is credited at most as many times as it occurs in the one
+    reference where it is most frequent. Without clipping, "the the the the" would have a
+    perfect unigram precision against "the cat".
+
+    >>> clipped_matches("the the the the".split(), ["the cat".split()], 1)[:2]
+    (1, 4)
+    """
+    hyp_counts = ngrams(hyp_tokens, n)
+    max_ref = Counter()
+    for ref in refs_tokens:
+        max_ref |= ngrams(ref, n)  # Counter "|" keeps the larger count of each n-gram
+    details = [
+        NgramMatch(gram, count, max_ref[gram], min(count, max_ref[gram]))
+        for gram, count in hyp_counts.items()  # a Counter keeps first-occurrence order
+    ]
+    return ClippedCounts(sum(d.clipped for d in details), sum(hyp_counts.values()), details)
+
+
+def brevity_penalty(sys_len: int, ref_len: int) -> float:
+    """BP = 1 if the hypothesis is at least as long as the reference, else exp(1 - r/c).
+
+    Precision alone would reward a system that outputs only the words it is sure of; BP
+    takes that back. An empty output (c = 0) gets BP = 0.
+    """
+    if sys_len >= ref_len:
+        return 1.0
+    if sys_len == 0:
+        return 0.0
+    return math.exp(1 - ref_len / sys_len)
+
+
+def closest_ref_length(hyp_len: int, ref_lens: Sequence[int]) -> int:
+    """The reference length closest to ``hyp_len``; on a tie, the shorter one.
+
+    With several references, BP compares the hypothesis with the reference whose length is
+    nearest to its own (the tie rule matches sacrebleu and mteval).
+    """
+    return min(ref_lens, key=lambda ref_len: (abs(ref_len - hyp_len), ref_len))
+
+
+# --------------------------------------------------------------------------------------------
+# The result
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BLEUResult:
+    """A BLEU score and the statistics it was computed from (sacrebleu's names).
+
+    ``counts`` and ``totals`` are the true clipped matches and hypothesis n-grams per order.
+    ``precisions`` are the (smoothed) percentages that entered the score. Note that sacrebleu
+    reports ``counts`` and ``totals`` *after* add-k smoothing (k added for n >= 2); here they
+    stay the raw counts, and only ``precisions`` show the smoothing.
+    """
+
+    score: float  # 0..100
+    precisions: List[float]  # p_n in percent, n = 1..max_order
+    bp: float  # brevity penalty
+    sys_len: int  # hypothesis tokens
+    ref_len: int  # closest-reference tokens, summed over sentences
+    counts: List[int]  # clipped matches per order
+    totals: List[int]  # hypothesis n-grams per order
+    # The settings, for the signature:
+    nrefs: Optional[int] = 1  # references per hypothesis, None if it varies
+    lowercase: bool = False
+    tokenize: str = "13a"
+    smooth_method: str = "exp"
+    smooth_value: Optional[float] = None
+    effective_order: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """Hypothesis length / reference length: below 1 means the brevity penalty bites."""
+        return self.sys_len / self.ref_len if self.ref_len else 0.0
+
+    @property
+    def max_order(self) -> int:
+        return len(self.precisions)
+
+    def signature(self) -> str:
+        """A sacrebleu-style signature of the settings, e.g.
+        ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:lib-0.1.0``.
+
+        A BLEU number alone is not reproducible: the tokeniser, lowercasing, smoothing and
+        number of references each move it by points. Published scores are only comparable
+        when their signatures are equal, so report the signature next to the score.
+        """
+        smooth = self.smooth_method
+        if self.smooth_value is not None:
+            smooth += f"[{self.smooth_value:.2f}]"
+        parts = [
+            f"nrefs:{'var' if self.nrefs is None else self.nrefs}",
+            f"case:{'lc' if self.lowercase else 'mixed'}",
+            f"eff:{'yes' if self.effective_order else 'no'}",
+            f"tok:{self.tokenize}",
+            f"smooth:{smooth}",
+        ]
+        if self.max_order != MAX_ORDER:  # sacrebleu's signature omits this; we don't
+            parts.append(f"order:{self.max_order}")
+        parts.append(f"version:lib-{__version__}")
+        return "|".join(parts)
+
+    def __str__(self) -> str:
+        """The one-line summary that sacrebleu prints, character for character."""
+        precisions = "/".join(f"{p:.1f}" for p in self.precisions)
+        return (
+            f"BLEU = {self.score:.2f} {precisions} (BP = {self.bp:.3f} "
+            f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})"
+        )
+
+
+def bleu_from_counts(
+    counts: Sequence[int],
+    totals: Sequence[int],
+    sys_len: int,
+    ref_len: int,
+    *,
+    smooth_method: str = "exp",
+    smooth_value: Optional[float] = None,
+    use_effective_order: bool = False,
+    **settings,
+) -> BLEUResult:
+    """Turn n-gram statistics (summed over a corpus) into a BLEU score.
+
+    Smoothing decides what a zero match count means, which matters for short sentences:
+
+    * ``none``: p_n = 0, so log p_n = -inf and BLEU = 0;
+    * ``floor``: a zero count becomes ``smooth_value`` (default 0.1) matches;
+    * ``add-k``: k (default 1) is added to matches and totals for n >= 2 (including, as in
+      sacrebleu, orders for which the hypothesis has no n-grams at all: they become k/k);
+    * ``exp``: the i-th order with no match gets p_n = 1 / (2^i * total) (mteval's method).
+
+    With ``use_effective_order`` the mean runs only over the orders for which the
+    hypothesis has any n-gram, so a 3-word sentence is not zeroed for lacking 4-grams.
+    Extra keyword ``settings`` (nrefs, lowercase, tokenize) are stored for the signature.
+    """
+    _check_smoothing(smooth_method)
+    smooth_value = _resolve_smooth_value(smooth_method, smooth_value)
+    counts, totals = list(counts), list(totals)
+    if not counts or len(counts) != len(totals):
+        raise ValueError(
+            f"need one count and one total per n-gram order, got {len(counts)} counts "
+            f"and {len(totals)} totals"
+        )
+    max_order = len(counts)
+    bp = brevity_penalty(sys_len, ref_len)
+    precisions = [0.0] * max_order
+
+    def result(score: float) -> BLEUResult:
+        return BLEUResult(
+            score, precisions, bp, sys_len, ref_len, counts, totals,
+            smooth_method=smooth_method, smooth_value=smooth_value,
+            effective_order=use_effective_order, **settings,
+        )  # fmt: skip
+
+    if not any(counts):  # nothing matched at all: BLEU is 0 whatever the smoothing
+        return result(0.0)
+
+    order = max_order  # how many precisions enter the geometric mean
+    exp_halvings = 1
+    for n in range(1, max_order + 1):
+        matched, total = counts[n - 1], totals[n - 1]
+        if smooth_method == "add-k" and n > 1:
+            matched, total = matched + smooth_value, total + smooth_value
+        if total == 0:  # the hypotheses are shorter than n tokens
+            break
+        if use_effective_order:
+            order = n
+        if matched:
+            precisions[n - 1] = 100.0 * matched / total
+        elif smooth_method == "exp":
+            exp_halvings *= 2
+            precisions[n - 1] = 100.0 / (exp_halvings * total)
+        elif smooth_method == "floor":
+            precisions[n - 1] = 100.0 * smooth_value / total
+    if 0.0 in precisions[:order]:  # log 0 = -inf: the geometric mean is 0
+        return result(0.0)
+    # The geometric mean of the precisions as fractions (exactly 1.0 for a perfect match, so
+    # that it scores exactly 100; sacrebleu averages logs of percentages, 1e-14 apart).
+    log_mean = sum(math.log(p / 100.0) for p in precisions[:order]) / order
+    return result(100.0 * bp * math.exp(log_mean))
+
+
+# --------------------------------------------------------------------------------------------
+# Corpus and sentence BLEU
+# --------------------------------------------------------------------------------------------
+def corpus_bleu(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    *,
+    smooth_method: str = "exp",
+    smooth_value: Optional[float] = None,
+    lowercase: bool = False,
+    tokenize: str = "13a",
+    max_order: int = MAX_ORDER,
+    use_effective_order: bool = False,
+) -> BLEUResult:
+    """Corpus BLEU of ``hypotheses``; ``references[i]`` lists the references of hypothesis i.
+
+    Each hypothesis may have any number (at least one) of references. Equals
+    ``sacrebleu.corpus_bleu`` with the same settings; note that sacrebleu takes references
+    transposed, as reference *streams* (``refs[j][i]`` is reference j of sentence i, padded
+    with ``None`` when the counts differ).
+    """
+    _check_settings(smooth_method, smooth_value, tokenize, max_order)
+    _check_corpus(hypotheses, references)
+    split = TOKENIZERS[tokenize]
+
+    def prepare(text: str) -> List[str]:
+        return split((text.lower() if lowercase else text).rstrip())
+
+    counts = [0] * max_order
+    totals = [0] * max_order
+    sys_len = ref_len = 0
+    ref_cache: Dict[Tuple[str, ...], Tuple[List[int], Counter]] = {}
+    for hyp, refs in zip(hypotheses, references):
+        # Reference statistics: lengths, and the most times each n-gram occurs in any one
+        # reference (its clipping limit). Cached, since several hypotheses (systems, n-best
+        # lists) often share one set of references.
+        key = tuple(refs)
+        cached = ref_cache.get(key)
+        if cached is None:
+            cached = ref_cache[key] = _reference_stats([prepare(r) for r in refs], max_order)
+        ref_lens, max_ref_counts = cached
+
+        tokens = prepare(hyp)
+        length = len(tokens)
+        sys_len += length
+        ref_len += ref_lens[0] if len(ref_lens) == 1 else closest_ref_length(length, ref_lens)
+        for n in range(1, min(length, max_order) + 1):
+            total = length - n + 1  # a sentence of L tokens has L - n + 1 n-grams
+            distinct = set(_windows(tokens, n))
+            if len(distinct) == total:
+                # The usual case: no n-gram repeats, so clipping cannot bite and the matches
+                # are the n-grams found in some reference: one set intersection, in C.
+                matched = len(max_ref_counts.keys() & distinct)
+            else:
+                matched = 0
+                for gram, count in Counter(_windows(tokens, n)).items():
+                    matched += min(count, max_ref_counts.get(gram, 0))
+            counts[n - 1] += matched
+            totals[n - 1] += total
+
+    nrefs = {len(refs) for refs in references}
+    return bleu_from_counts(
+        counts, totals, sys_len, ref_len,
+        smooth_method=smooth_method, smooth_value=smooth_value,
+        use_effective_order=use_effective_order,
+        nrefs=nrefs.pop() if len(nrefs) == 1 else None, lowercase=bool(lowercase),
+        tokenize=tokenize,
+    )  # fmt: skip
+
+
+def sentence_bleu(
+    hypothesis: str,
+    references: Sequence[str],
+    *,
+    smooth_method: str = "exp",
+    smooth_value: Optional[float] = None,
+    lowercase: bool = False,
+    tokenize: str = "13a",
+    max_order: int = MAX_ORDER,
+    use_effective_order: bool = True,
+) -> BLEUResult:
+    """BLEU of one hypothesis against its references; equals ``sacrebleu.sentence_bleu``.
+
+    BLEU is a corpus metric: one sentence rarely has a matching 4-gram, so sentence scores
+    are noisy. Like sacrebleu, the default uses ``exp`` smoothing and the effective order
+    (only n-gram orders that the hypothesis has). Use it to explore, not to rank systems.
+    """
+    if not isinstance(hypothesis, str):
+        raise TypeError(f"hypothesis must be a string, got {type(hypothesis).__name__}")
+    if isinstance(references, str):
+        raise TypeError("references must be a list of reference strings, not one string")
+    return corpus_bleu(
+        [hypothesis], [references],
+        smooth_method=smooth_method, smooth_value=smooth_value, lowercase=lowercase,
+        tokenize=tokenize, max_order=max_order, use_effective_order=use_effective_order,
+    )  # fmt: skip
+
+
+def _windows(tokens: List[str], n: int) -> Iterable:
+    """The n-grams of ``tokens`` in order: the tokens themselves for n = 1, else tuples."""
+    return tokens if n == 1 else zip(*(tokens[i:] for i in range(n)))
+
+
+def _reference_stats(refs_tokens: List[List[str]], max_order: int) -> Tuple[List[int], Counter]:
+    """Reference lengths, and each n-gram's largest count in any one reference.
+
+    All orders share one Counter (unigrams are strings, longer n-grams tuples of different
+    lengths, so they never collide): one Counter per reference is much cheaper than four.
+    """
+    ref_lens = [len(tokens) for tokens in refs_tokens]
+    per_ref = [
+        Counter(chain.from_iterable(_windows(tokens, n) for n in range(1, max_order + 1)))
+        for tokens in refs_tokens
+    ]
+    merged = per_ref[0]
+    for other in per_ref[1:]:  # a plain max-merge loop is faster than Counter's "|"
+        for gram, count in other.items():
+            if count > merged.get(gram, 0):
+                merged[gram] = count
+    return ref_lens, merged
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks: fail early, say what is wrong and where
+# --------------------------------------------------------------------------------------------
+def _check_order(value: int, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def _check_tokenizer(name: str) -> None:
+    if name not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(TOKENIZERS)}")
+
+
+def _check_smoothing(name: str) -> None:
+    if name not in SMOOTH_DEFAULTS:
+        raise ValueError(
+            f"unknown smoothing method {name!r}; choose one of {list(SMOOTH_DEFAULTS)}"
+        )
+
+
+def _resolve_smooth_value(method: str, value: Optional[float]) -> Optional[float]:
+    """The value that ``method`` will use: the default if ``value`` is None."""
+    default = SMOOTH_DEFAULTS[method]
+    if value is None:
+        return default
+    if default is None:
+        raise ValueError(f"smooth_value is only used by 'floor' and 'add-k', not {method!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"smooth_value must be a number, got {type(value).__name__}")
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"smooth_value must be a finite number >= 0, got {value}")
+    return value
+
+
+def _check_settings(
+    smooth_method: str, smooth_value: Optional[float], tokenize: str, max_order: int
+) -> None:
+    _check_smoothing(smooth_method)
+    _resolve_smooth_value(smooth_method, smooth_value)
+    _check_tokenizer(tokenize)
+    _check_order(max_order, "max_order")
+
+
+def _check_corpus(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> None:
+    if isinstance(hypotheses, str) or not isinstance(hypotheses, Sequence):
+        raise TypeError("hypotheses must be a list of strings (for one sentence use sentence_bleu)")
+    if isinstance(references, str) or not isinstance(references, Sequence):
+        raise TypeError(
+            "references must be a list with one list of reference strings per hypothesis"
+        )
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"got {len(hypotheses)} hypotheses but {len(references)} reference lists: "
+            "references[i] must list the references of hypotheses[i] (sacrebleu's transposed "
+            "reference streams are not accepted here)"
+        )
+    if not hypotheses:
+        raise ValueError("BLEU needs at least one hypothesis")
+    for i, hyp in enumerate(hypotheses):
+        if not isinstance(hyp, str):
+            raise TypeError(f"hypotheses[{i}] must be a string, got {type(hyp).__name__}")
+    for i, refs in enumerate(references):
+        if isinstance(refs, str) or not isinstance(refs, Sequence):
+            raise TypeError(
+                f"references[{i}] must be a list of reference strings, got {type(refs).__name__}"
+            )
+        if not refs:
+            raise ValueError(f"references[{i}] is empty: each hypothesis needs a reference")
+        for j, ref in enumerate(refs):
+            if not isinstance(ref, str):
+                raise TypeError(f"references[{i}][{j}] must be a string, got {type(ref).__name__}")
