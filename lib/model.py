@@ -1,0 +1,122 @@
+"""The whole encoder-decoder: encoder + decoder (with its prediction head) + vocabularies.
+
+`Seq2Seq.translate(["I'm hungry."])` is the public entry point the chapters use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from lib.data import UNK, Vocab, detokenize, tokenize
+from lib.decoder import Decoder
+from lib.encoder import Encoder
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the model; stored in checkpoints so a model is rebuilt exactly."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    emb_dim: int = 256
+    hidden_size: int = 512
+    num_layers: int = 2
+    dropout: float = 0.2
+    feed_context: bool = True  # Cho et al. 2014 wiring; False gives Sutskever et al. 2014
+    max_src_len: int = 40  # longest source (in tokens) translate() accepts
+    max_tgt_len: int = 40  # default length cap when decoding
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, config: ModelConfig, src_vocab: Vocab, tgt_vocab: Vocab):
+        super().__init__()
+        if len(src_vocab) != config.src_vocab_size or len(tgt_vocab) != config.tgt_vocab_size:
+            raise ValueError(f"vocabulary sizes {len(src_vocab)}/{len(tgt_vocab)} do not match "
+                             f"the config's {config.src_vocab_size}/{config.tgt_vocab_size}")
+        self.config = config
+        self.src_vocab = src_vocab
+        self.tgt_vocab = tgt_vocab
+        c = config
+        self.encoder = Encoder(c.src_vocab_size, c.emb_dim, c.hidden_size, c.num_layers, c.dropout)
+        self.decoder = Decoder(c.tgt_vocab_size, c.emb_dim, c.hidden_size, c.num_layers,
+                               c.dropout, c.feed_context)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor):
+        """src (B, S) -> output states (B, S, H), hidden states (L, B, H), context (B, H).
+
+        The hidden states initialise the decoder (eq. 3); the context, the last layer's
+        final state, is what `feed_context` concatenates to every decoder input.
+        """
+        outputs, hidden = self.encoder(src, src_lengths)
+        return outputs, hidden, hidden[-1]
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
+                ) -> torch.Tensor:
+        """Teacher-forced logits (B, T, V) for decoder inputs tgt_in (B, T)."""
+        _, hidden, context = self.encode(src, src_lengths)
+        logits, _ = self.decoder(tgt_in, hidden, context)
+        return logits
+
+    # ------------------------------------------------------------------ text in, text out
+
+    def prepare(self, sentences: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Check and number English sentences -> src (B, S) on the model's device, lengths (B,).
+
+        A sentence made only of unknown words is accepted (it becomes <unk> tokens, and the
+        translation is a guess); an empty one, a non-string or one longer than
+        `config.max_src_len` tokens is refused with an error naming it.
+        """
+        if isinstance(sentences, str):
+            raise TypeError("translate() takes a list of sentences; wrap a single one in [...]")
+        ids = []
+        for i, s in enumerate(sentences):
+            if not isinstance(s, str):
+                raise TypeError(f"sentence {i} is {type(s).__name__}, not str: {s!r}")
+            toks = tokenize(s)
+            if not toks:
+                raise ValueError(f"sentence {i} is empty: {s!r}")
+            if len(toks) > self.config.max_src_len:
+                raise ValueError(f"sentence {i} has {len(toks)} tokens, more than the model's "
+                                 f"max_src_len={self.config.max_src_len}")
+            ids.append(self.src_vocab.encode(toks))
+        if not ids:
+            raise ValueError("no sentences to translate")
+        lengths = torch.tensor([len(x) for x in ids])
+        src = torch.zeros(len(ids), int(lengths.max()), dtype=torch.long)
+        for i, x in enumerate(ids):
+            src[i, :len(x)] = torch.tensor(x)
+        return src.to(self.device), lengths
+
+    def unknown_fraction(self, sentence: str) -> float:
+        """Share of a sentence's tokens that the source vocabulary does not know."""
+        ids = self.src_vocab.encode(tokenize(sentence))
+        return sum(i == UNK for i in ids) / max(len(ids), 1)
+
+    @torch.no_grad()
+    def translate(self, sentences: list[str], beam_size: int = 1, max_len: int | None = None,
+                  alpha: float | None = None) -> list[str]:
+        """Translate English sentences to French: greedy for beam_size=1, else beam search."""
+        from lib import search  # search builds on this module
+
+        src, lengths = self.prepare(sentences)
+        was_training = self.training
+        self.eval()
+        try:
+            if beam_size == 1 and alpha is None:
+                ids = search.greedy(self, src, lengths, max_len=max_len)
+            else:
+                ids = search.beam_search(self, src, lengths, beam_size=beam_size,
+                                         max_len=max_len, alpha=alpha).tokens
+        finally:
+            self.train(was_training)
+        return [detokenize(self.tgt_vocab.decode(row)) for row in ids]

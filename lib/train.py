@@ -1,0 +1,157 @@
+"""Teacher-forced training with a seeded, deterministic loop and a history the chapters plot."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from lib.data import Batch, make_batches
+from lib.device import pick_device
+from lib.evaluate import evaluate_bleu
+from lib.head import masked_cross_entropy
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train; stored with the reference model so its cache key changes with it."""
+
+    epochs: float = 10.0  # may be fractional: training stops after that share of the last epoch
+    batch_size: int = 128
+    lr: float = 2e-3
+    warmup_steps: int = 100
+    final_lr_fraction: float = 0.05  # cosine decay from lr to lr * this at the last step
+    clip: float = 1.0  # gradient-norm clipping: keeps one bad batch from exploding the GRU
+    weight_decay: float = 0.0
+    teacher_forcing: float = 1.0  # probability of feeding the true previous token
+    seed: int = 0
+    eval_every: int = 0  # steps between validation BLEU checks; 0: at the end of each epoch
+    eval_sentences: int = 500  # validation sentences used for those checks
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class History:
+    """What happened during training, one entry per logged step; chapters plot it."""
+
+    step: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)  # running mean per target token
+    tokens: list[int] = field(default_factory=list)  # target tokens seen so far
+    seconds: list[float] = field(default_factory=list)  # wall time since the start
+    lr: list[float] = field(default_factory=list)
+    eval_step: list[int] = field(default_factory=list)
+    eval_seconds: list[float] = field(default_factory=list)
+    valid_bleu: list[float] = field(default_factory=list)
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens[-1] / self.seconds[-1] if self.seconds else float("nan")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
+    """Linear warm-up, then cosine decay to `final_lr_fraction * lr`."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    progress = (step - cfg.warmup_steps) / max(1, total - cfg.warmup_steps)
+    floor = cfg.final_lr_fraction
+    return cfg.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
+               generator: torch.Generator | None = None) -> torch.Tensor:
+    """Mean cross-entropy per target token of one batch.
+
+    With teacher_forcing == 1 the whole target runs through the decoder GRU in one call.
+    Below 1 the decoder must step: at each step and for each sentence, a coin with
+    P(heads) = teacher_forcing decides between the true previous token and the model's own
+    previous prediction.
+    """
+    if teacher_forcing >= 1.0:
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
+        return masked_cross_entropy(logits, batch.tgt_out)
+    _, state, context = model.encode(batch.src, batch.src_lengths)
+    B, T = batch.tgt_in.shape
+    prev = batch.tgt_in[:, 0]  # (B,) all <sos>
+    steps = []
+    for t in range(T):
+        logits, state = model.decoder.step(prev, state, context)  # (B, V)
+        steps.append(logits)
+        if t + 1 < T:
+            coin = torch.rand(B, generator=generator, device="cpu") < teacher_forcing
+            own = logits.argmax(-1)
+            prev = torch.where(coin.to(own.device), batch.tgt_in[:, t + 1], own)
+    return masked_cross_entropy(torch.stack(steps, dim=1), batch.tgt_out)
+
+
+def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
+          device=None, progress: bool = True, log_every: int = 20) -> History:
+    """Train `model` in place on encoded (src ids, tgt ids) examples; return the history.
+
+    Same seed, same data, same device and thread count -> bit-identical weights on the CPU.
+    """
+    from tqdm.auto import tqdm
+
+    device = pick_device(device)
+    model.to(device)
+    seed_everything(config.seed)
+    coin_gen = torch.Generator().manual_seed(config.seed + 1)
+    n_epochs = math.ceil(config.epochs)
+    per_epoch = math.ceil(len(train_examples) / config.batch_size)
+    total = int(round(config.epochs * per_epoch))
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    hist = History()
+    step, seen, running = 0, 0, None
+    start = time.perf_counter()
+    bar = tqdm(total=total, desc="training", disable=not progress, unit="batch")
+    for epoch in range(n_epochs):
+        batches = make_batches(train_examples, config.batch_size, shuffle=True,
+                               seed=config.seed * 1000 + epoch)
+        for batch in batches:
+            if step >= total:
+                break
+            model.train()
+            batch = batch.to(device)
+            lr = lr_at(step, total, config)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            loss = batch_loss(model, batch, config.teacher_forcing, coin_gen)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+            opt.step()
+            step += 1
+            seen += batch.n_tokens
+            value = loss.item()
+            running = value if running is None else 0.95 * running + 0.05 * value
+            if step % log_every == 0 or step == total:
+                hist.step.append(step)
+                hist.loss.append(running)
+                hist.tokens.append(seen)
+                hist.seconds.append(time.perf_counter() - start)
+                hist.lr.append(lr)
+                bar.set_postfix(loss=f"{running:.3f}")
+            bar.update(1)
+            end_of_epoch = step % per_epoch == 0 or step == total
+            due = step % config.eval_every == 0 if config.eval_every else end_of_epoch
+            if valid_pairs and due:
+                bleu = evaluate_bleu(model, valid_pairs[:config.eval_sentences])
+                hist.eval_step.append(step)
+                hist.eval_seconds.append(time.perf_counter() - start)
+                hist.valid_bleu.append(bleu)
+                bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
+    bar.close()
+    model.eval()
+    return hist
