@@ -1,11 +1,28 @@
 # Two commands do everything on a fresh machine: `make book` and `make test`.
+#
+#   make book       create .venv, install everything, build the website strictly into _build/html
+#   make test       the same setup, Chromium if missing, the website if stale, then the test suite
+#   make serve      show the built website on http://127.0.0.1:$(PORT)
+#   make lint       ruff on the Python code
+#   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+NPM_STAMP := node_modules/.installed
+SITE := _build/html
+# Touched after every successful strict build: `make test` rebuilds only when an input is newer.
+SITE_STAMP := _build/.site-built
+SITE_INPUTS := _config.yml _toc.yml package-lock.json $(STAMP) \
+	$(shell find book lib scripts -type f -not -path '*/__pycache__/*' \
+	        -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
+PORT ?= 8000
+# apt-get needs root: use sudo when we are not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup book test serve clean train bench lint
+.PHONY: setup book test serve clean distclean train bench lint chromium
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,22 +31,49 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --no-deps -e .
 	touch $(STAMP)
 
-setup: $(STAMP)
+# MathJax, RequireJS and the Jupyter widget manager, served by the website itself (package.json).
+$(NPM_STAMP): package.json package-lock.json
+	command -v npm >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) nodejs npm; }
+	npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+setup: $(STAMP) $(NPM_STAMP)
+
+# Debian's Chromium for the browser test (never `playwright install`), and a small CJK font so
+# the screenshots show the introduction's Chinese example as readers see it.
+chromium:
+	@command -v chromium >/dev/null && fc-list :lang=zh | grep -q . || { \
+	  $(SUDO) apt-get update && $(APT_INSTALL) chromium fonts-wqy-microhei; }
 
 train: setup
 	$(PY) -m lib.pretrained --train
 
-book: setup
-	$(VENV)/bin/jupyter-book build . --path-output _build -n -W --keep-going
+# Always a full, fresh, strict build: every notebook runs against the current lib/, and a
+# failing cell, a warning or a broken reference fails it (-n -W --keep-going, --all).
+define build_site
+	rm -rf $(SITE_STAMP) $(SITE)
+	$(VENV)/bin/jupyter-book build . --all -n -W --keep-going
+	touch $(SITE_STAMP)
+endef
 
-test: setup
-	$(PY) -m pytest -q
+book: setup
+	$(build_site)
+
+$(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS)
+	$(build_site)
+
+test: setup chromium $(SITE_STAMP)
+	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check lib tests bench
+	$(VENV)/bin/ruff check lib tests bench scripts
 
-serve: book
-	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
+serve: $(SITE_STAMP)
+	@echo "Serving $(SITE) on http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
+	$(PY) -m http.server --bind 127.0.0.1 --directory $(SITE) $(PORT)
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
+
+distclean: clean
+	rm -rf $(VENV) node_modules

@@ -3,8 +3,10 @@
 Jupyter Book 1.x would load these from CDNs, so a built site would show raw LaTeX and dead
 widgets without internet. `npm ci` installs them from package.json / package-lock.json into
 node_modules/; this extension copies the files a page needs into `_build/html/_static/npm/`
-at the end of every HTML build. `_config.yml` points `mathjax_path` and `nb_ipywidgets_js` at
-those copies (paths relative to `_static/`).
+at the end of every HTML build, and our own scripts/widgets-setup.js (which tells the widget
+manager where its fonts are and lets it typeset with MathJax 3) into `_static/course/`.
+`_config.yml` points `mathjax_path` and `nb_ipywidgets_js` at those copies (paths relative to
+`_static/`).
 
 They are deliberately *not* kept in a `_static/` source folder: Jupyter Book 1 adds every
 .js file found there to every page.
@@ -23,60 +25,60 @@ from sphinx.errors import ExtensionError
 ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
 
-# destination folder under _static/npm/ -> (npm package, [(source, destination)], ...)
-# A source ending in "/" is a whole folder; otherwise a glob inside the package.
-ASSETS: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "mathjax": (
-        "mathjax",
-        # The whole es5/ tree: the loader fetches fonts and TeX extensions on demand.
-        [("es5/", ""), ("LICENSE", "LICENSE")],
-    ),
-    "requirejs": ("requirejs", [("require.js", "require.js"), ("package.json", "package.json")]),
-    "html-manager": (
-        "@jupyter-widgets/html-manager",
-        # embed-amd.js plus the icon fonts it references relative to itself.
-        [
-            ("dist/embed-amd.js", "embed-amd.js"),
-            ("dist/embed.js.LICENSE.txt", "embed.js.LICENSE.txt"),
-            ("dist/*.woff2", ""),
-            ("dist/*.woff", ""),
-            ("dist/*.ttf", ""),
-            ("dist/*.eot", ""),
-            ("dist/*.svg", ""),
-            ("package.json", "package.json"),  # name, version and licence (BSD-3-Clause)
-        ],
-    ),
+# Our own files: destination under _static/ -> source.
+OWN_FILES = {"course/widgets-setup.js": ROOT / "scripts" / "widgets-setup.js"}
+
+# npm package -> files to serve, as globs inside the package ("dir/" = the whole folder).
+# `_static/npm/` mirrors the needed part of node_modules/, so each package's files keep their
+# relative layout: MathJax loads fonts and TeX extensions on demand from beside its loader, and
+# the widget manager finds its icon fonts under @jupyter-widgets/html-manager/dist/.
+ASSETS: dict[str, list[str]] = {
+    "mathjax": ["es5/", "LICENSE", "package.json"],
+    "requirejs": ["require.js", "package.json"],  # licence (MIT) in the file header
+    "@jupyter-widgets/html-manager": [
+        "dist/embed-amd.js",
+        "dist/embed.js.LICENSE.txt",
+        "dist/*.woff2",
+        "dist/*.woff",
+        "dist/*.ttf",
+        "dist/*.eot",
+        "dist/*.svg",
+        "package.json",  # name, version and licence (BSD-3-Clause)
+    ],
 }
 
 
 def missing_packages(node_modules: Path = NODE_MODULES) -> list[str]:
     """npm packages of ASSETS that are not installed in `node_modules`."""
-    packages = [package for package, _ in ASSETS.values()]
-    return [p for p in packages if not (node_modules / p / "package.json").is_file()]
+    return [p for p in ASSETS if not (node_modules / p / "package.json").is_file()]
 
 
-def copy_assets(dest: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
-    """Copy the vendored files into `dest` (normally `<outdir>/_static/npm`).
+def copy_assets(static: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
+    """Copy the vendored files into `static/npm/` and ours into `static/` (the site's _static).
 
     Returns the copied files. Raises FileNotFoundError if a source is missing.
     """
     copied: list[Path] = []
-    for folder, (package, items) in ASSETS.items():
+    for rel, source in OWN_FILES.items():
+        (static / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, static / rel)
+        copied.append(static / rel)
+    for package, patterns in ASSETS.items():
         src_root = node_modules / package
-        dst_root = dest / folder
-        for src, dst in items:
-            if src.endswith("/"):
-                tree = src_root / src
+        dst_root = static / "npm" / package
+        for pattern in patterns:
+            if pattern.endswith("/"):
+                tree = src_root / pattern
                 if not tree.is_dir():
                     raise FileNotFoundError(tree)
-                shutil.copytree(tree, dst_root / dst, dirs_exist_ok=True)
-                copied.extend(p for p in (dst_root / dst).rglob("*") if p.is_file())
+                shutil.copytree(tree, dst_root / pattern, dirs_exist_ok=True)
+                copied.extend(p for p in (dst_root / pattern).rglob("*") if p.is_file())
                 continue
-            matches = sorted(src_root.glob(src))
+            matches = sorted(src_root.glob(pattern))
             if not matches:
-                raise FileNotFoundError(src_root / src)
+                raise FileNotFoundError(src_root / pattern)
             for path in matches:
-                target = dst_root / (dst or path.name)
+                target = dst_root / path.relative_to(src_root)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
                 copied.append(target)
@@ -103,7 +105,7 @@ def _copy_on_finish(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     static = Path(app.outdir) / "_static"
-    copy_assets(static / "npm")
+    copy_assets(static)
     absent = [p for p in configured_local_js(app.config) if not (static / p).is_file()]
     if absent:
         raise ExtensionError(

@@ -1,0 +1,68 @@
+"""Shared pytest fixtures: paths, the site tooling in scripts/, and the built site on 127.0.0.1.
+
+Markers (declared in pyproject.toml): `browser` drives headless Chromium against the built site,
+`slow` needs the trained model or a built site. Unit tests alone: `pytest -m "not browser"`.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+
+
+def load_script(name: str):
+    """Import scripts/<name>.py (site tooling, not part of the `lib` package)."""
+    path = ROOT / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def colab_setup():
+    """scripts/colab_setup.py as a module."""
+    return load_script("colab_setup")
+
+
+@pytest.fixture(scope="session")
+def site_dir() -> Path:
+    """The built website. `make test` builds it first and sets COURSE_REQUIRE_SITE=1, so a
+    missing site fails there; a bare `pytest` skips the tests that need it."""
+    if not (SITE / "index.html").is_file():
+        message = f"the website is not built ({SITE}); run `make book` or `make test`"
+        if os.environ.get("COURSE_REQUIRE_SITE"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return SITE
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+
+def serve_directory(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve `directory` on 127.0.0.1 at a free port from a daemon thread; returns (server, url)."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="session")
+def site_url(site_dir):
+    """Base URL (ending in /) of the built site, served on 127.0.0.1 for this test session."""
+    server, url = serve_directory(site_dir)
+    yield url
+    server.shutdown()
+    server.server_close()

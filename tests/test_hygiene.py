@@ -1,0 +1,245 @@
+"""Repository hygiene: clean notebooks, a table of contents that matches book/, lint, the Colab
+setup cell in sync with `_config.yml`, and the site tooling in scripts/ (fast; no site needed).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from conftest import ROOT, load_script
+
+BOOK = ROOT / "book"
+# Files in book/ that are not pages: bibliography, images, helpers. Pages are .md and .ipynb.
+PAGE_SUFFIXES = {".md", ".ipynb"}
+NOT_PAGES: set[str] = set()  # e.g. {"book/README.md"} for a note that must not be built
+
+
+def book_pages() -> set[str]:
+    """Every page source under book/, as toc paths without suffix (e.g. `book/intro`)."""
+    skip = {".ipynb_checkpoints", "_build", "jupyter_execute", "_static"}
+    pages = set()
+    for path in BOOK.rglob("*"):
+        rel = path.relative_to(ROOT)
+        if path.suffix in PAGE_SUFFIXES and not skip.intersection(rel.parts):
+            if rel.as_posix() not in NOT_PAGES:
+                pages.add(rel.with_suffix("").as_posix())
+    return pages
+
+
+def toc_entries() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    entries = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                entries.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+
+    walk(toc)
+    return [Path(e).with_suffix("").as_posix() if Path(e).suffix in PAGE_SUFFIXES else e
+            for e in entries]
+
+
+# --- notebooks ------------------------------------------------------------------------------
+
+
+def test_notebooks_are_committed_without_outputs(colab_setup):
+    problems = []
+    for path in colab_setup.find_notebooks(BOOK):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        dirty = [
+            i for i, cell in enumerate(nb["cells"])
+            if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count"))
+        ]
+        if dirty:
+            problems.append(f"{path.relative_to(ROOT)}: cells {dirty}")
+        if "widgets" in nb.get("metadata", {}):
+            problems.append(f"{path.relative_to(ROOT)}: saved widget state in the metadata")
+    assert not problems, (
+        "notebooks carry outputs or execution counts; clear them (e.g. `jupyter nbconvert "
+        "--clear-output --inplace book/*.ipynb`) before committing:\n" + "\n".join(problems)
+    )
+
+
+def test_colab_setup_cells_are_in_sync():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "colab_setup.py"), "--check"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- the table of contents ------------------------------------------------------------------
+
+
+def test_toc_and_book_agree():
+    entries = toc_entries()
+    assert len(entries) == len(set(entries)), f"pages listed twice in _toc.yml: {entries}"
+    assert all(e.startswith("book/") for e in entries), "every page lives in book/"
+    pages = book_pages()
+    missing = sorted(set(entries) - pages)
+    unlisted = sorted(pages - set(entries))
+    assert not missing, f"_toc.yml lists pages that do not exist: {missing}"
+    assert not unlisted, f"pages in book/ missing from _toc.yml: {unlisted}"
+
+
+def test_each_page_has_one_source():
+    for entry in toc_entries():
+        sources = [ROOT / f"{entry}{suffix}" for suffix in sorted(PAGE_SUFFIXES)]
+        assert sum(s.exists() for s in sources) == 1, f"{entry}: both .md and .ipynb exist"
+
+
+# --- lint -----------------------------------------------------------------------------------
+
+
+def test_ruff():
+    targets = [d for d in ("lib", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", *targets], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- the site configuration -----------------------------------------------------------------
+
+
+def test_repository_url_is_written_once():
+    """_config.yml is the only place that names the repository; everything else derives it."""
+    url, _ = load_script("colab_setup").load_repository()
+    tracked = subprocess.run(
+        ["git", "ls-files"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    skip = {"_config.yml", "README.md"}  # the README shows it to people; _config.yml is the source
+    holders = []
+    for name in tracked:
+        path = ROOT / name
+        if name in skip or path.suffix in {".png", ".jpg", ".ipynb"} or not path.is_file():
+            continue
+        if url in path.read_text(encoding="utf-8", errors="ignore"):
+            holders.append(name)
+    assert not holders, f"{url} is written in {holders}; derive it from _config.yml instead"
+
+
+def test_site_loads_no_script_from_a_cdn():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]
+    scripts = [config["config"]["mathjax_path"], *config["config"]["nb_ipywidgets_js"]]
+    remote = [s for s in scripts if "://" in s or s.startswith("//")]
+    assert not remote, f"scripts loaded from outside the site: {remote}"
+    assert not (ROOT / "_static").exists() or not list((ROOT / "_static").rglob("*.js")), (
+        "no .js under _static/: Jupyter Book 1 adds every one of them to every page"
+    )
+
+
+def test_package_lock_matches_package_json():
+    package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["packages"][""]["dependencies"] == package["dependencies"], "run `npm install`"
+
+
+def test_vendor_assets_copy(tmp_path):
+    """The copy step finds every file it needs in node_modules (after `npm ci`)."""
+    vendor = load_script("vendor_assets")
+    if vendor.missing_packages():
+        pytest.skip("node_modules is not installed (`make book` runs `npm ci`)")
+    copied = vendor.copy_assets(tmp_path)
+    names = {p.relative_to(tmp_path).as_posix() for p in copied}
+    needed = {
+        "course/widgets-setup.js",
+        "npm/mathjax/es5/tex-mml-chtml.js",
+        "npm/requirejs/require.js",
+        "npm/@jupyter-widgets/html-manager/dist/embed-amd.js",
+    }
+    assert needed <= names
+    assert any(n.startswith("npm/mathjax/es5/output/chtml/fonts/") for n in names)
+    fonts = "npm/@jupyter-widgets/html-manager/dist/"
+    assert any(n.startswith(fonts) and n.endswith(".woff2") for n in names)
+
+
+# --- scripts/colab_setup.py on temporary notebooks ------------------------------------------
+
+
+def _notebook(path: Path, cells) -> Path:
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_colab_setup_renders_from_config(colab_setup, tmp_path):
+    config = tmp_path / "_config.yml"
+    config.write_text("repository:\n  url: https://github.com/someone/elsewhere/\n  branch: dev\n")
+    source = colab_setup.render_cell(config)
+    assert 'COURSE_PACKAGE = "git+https://github.com/someone/elsewhere.git@dev"' in source
+    assert "--no-deps" in source
+    compile(source, "<setup cell>", "exec")
+    assert colab_setup.colab_url("book/encoder.ipynb", config) == (
+        "https://colab.research.google.com/github/someone/elsewhere/blob/dev/book/encoder.ipynb"
+    )
+
+
+def test_colab_setup_cell_does_nothing_outside_colab(colab_setup):
+    namespace: dict = {}
+    exec(colab_setup.render_cell(), namespace)  # noqa: S102 - our own generated code
+    assert namespace["IN_COLAB"] is False
+
+
+def test_colab_setup_write_then_check(colab_setup, tmp_path):
+    nb_path = _notebook(tmp_path / "chapter.ipynb", [
+        nbformat.v4.new_markdown_cell("# A chapter"),
+        nbformat.v4.new_code_cell("import lib"),
+    ])
+    assert colab_setup.main(["--check", str(nb_path)]) == 1
+    assert colab_setup.main(["--write", str(nb_path)]) == 0
+    assert colab_setup.main(["--check", str(nb_path)]) == 0
+
+    nb = nbformat.read(nb_path, as_version=4)
+    nbformat.validate(nb)
+    kinds = [(c.cell_type, c.source.splitlines()[0]) for c in nb.cells]
+    assert kinds[0] == ("markdown", "# A chapter")
+    assert nb.cells[1].source == colab_setup.render_cell()
+    assert "remove-cell" in nb.cells[1].metadata["tags"]
+    assert nb.cells[1].outputs == [] and nb.cells[1].execution_count is None
+    assert kinds[2] == ("code", "import lib")
+
+    # Idempotent: a second write changes nothing.
+    before = nb_path.read_bytes()
+    colab_setup.main(["--write", str(nb_path)])
+    assert nb_path.read_bytes() == before
+
+    # A hand edit of the cell is caught, and --write restores it in place (no duplicate).
+    nb.cells[1].source += "\nprint('edited')"
+    nbformat.write(nb, nb_path)
+    assert colab_setup.main(["--check", str(nb_path)]) == 1
+    colab_setup.main(["--write", str(nb_path)])
+    nb = nbformat.read(nb_path, as_version=4)
+    tagged = [c for c in nb.cells if "colab-setup" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1 and nb.cells[1] is tagged[0]
+
+
+def test_colab_setup_moves_a_misplaced_cell(colab_setup, tmp_path):
+    nb_path = _notebook(tmp_path / "chapter.ipynb", [nbformat.v4.new_code_cell("x = 1")])
+    colab_setup.main(["--write", str(nb_path)])
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells = nb.cells[::-1]  # setup cell now second
+    nbformat.write(nb, nb_path)
+    assert colab_setup.main(["--check", str(nb_path)]) == 1
+    colab_setup.main(["--write", str(nb_path)])
+    nb = nbformat.read(nb_path, as_version=4)
+    assert [c.source for c in nb.cells] == [colab_setup.render_cell(), "x = 1"]
+
+
+def test_colab_setup_with_no_notebooks(colab_setup, tmp_path, monkeypatch):
+    assert colab_setup.find_notebooks(tmp_path) == []
+    monkeypatch.setattr(colab_setup, "find_notebooks", lambda book=None: [])
+    assert colab_setup.main(["--check"]) == 0
+    assert colab_setup.main(["--write"]) == 0
