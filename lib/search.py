@@ -1,43 +1,515 @@
 """Decoding: turn the decoder's one-step distributions into a sentence.
 
-Greedy search takes the most likely *token* at every step. Beam search keeps the k most
-likely partial *sequences*. Both run batched on `Decoder.step`.
+We want the most likely *sequence*, argmax_y log P(y | x). Greedy search takes the most likely
+*token* at every step; beam search keeps the k most likely partial sequences; exhaustive search
+scores every sequence (|V|^T of them, so only for toy vocabularies) and is the oracle the other
+two are tested against. All of them run on `Decoder.step`, so they also run unchanged on any
+object with the same interface, such as `lib.toy.TableModel` (a hand-set probability table).
+
+Conventions shared by every function here:
+
+* Outputs are id tensors (B, T): each row holds the tokens, then <eos> if the sentence ended
+  (rather than reaching the length cap), then <pad>.
+* `max_len` caps the number of generated tokens, <eos> included; it defaults to
+  `model.config.max_tgt_len`.
+* <pad> and <sos> are never generated: their log-probabilities are set to -inf after the
+  softmax. The other tokens keep the model's own log-probabilities, so scores are true log P.
+* Length normalisation (Wu et al. 2016 use ((5 + L) / 6)^alpha; we use the plain form):
+
+      score(y) = log P(y | x) / L^alpha        L = number of generated tokens, <eos> included
+
+  alpha = 0 means no normalisation, which favours short outputs (every token multiplies the
+  probability by a number < 1); alpha = 1 is the mean log-probability per token.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import asdict, dataclass
+
 import torch
+import torch.nn.functional as F
 
 from lib.data import EOS, PAD, SOS
 
+DEFAULT_ALPHA = 0.6  # length-normalisation exponent used when alpha is None
+MAX_EXHAUSTIVE = 2_000_000  # exhaustive_search refuses to score more sequences than this
+NEVER_GENERATED = (PAD, SOS)
+NEG_INF = float("-inf")
 
-def _check_max_len(model, max_len):
+
+# ---------------------------------------------------------------------------------------------
+# Checks and small helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_max_len(model, max_len) -> int:
     max_len = model.config.max_tgt_len if max_len is None else max_len
-    if not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a positive integer, got {max_len!r}")
+    if not _is_int(max_len) or max_len < 1:
+        raise ValueError(f"max_len (the length cap) must be an integer >= 1, got {max_len!r}")
     return max_len
 
 
+def _check_alpha(alpha) -> float:
+    alpha = DEFAULT_ALPHA if alpha is None else alpha
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) \
+            or not math.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha (the length-normalisation exponent) must be a finite number "
+                         f">= 0, got {alpha!r}; use 0 for no normalisation")
+    return float(alpha)
+
+
+def _check_beam(beam_size, n_best) -> None:
+    if not _is_int(beam_size) or beam_size < 1:
+        raise ValueError(f"beam_size must be an integer >= 1, got {beam_size!r}")
+    if not _is_int(n_best) or not 1 <= n_best <= beam_size:
+        raise ValueError(f"n_best must be an integer from 1 to beam_size={beam_size}, got "
+                         f"{n_best!r}: a beam of {beam_size} cannot rank more hypotheses")
+
+
+def _check_batch(src, src_lengths) -> None:
+    if src.dim() != 2 or src_lengths.dim() != 1 or src_lengths.numel() != src.size(0):
+        raise ValueError(f"expected src (B, S) and src_lengths (B,), got {tuple(src.shape)} "
+                         f"and {tuple(src_lengths.shape)}")
+
+
+def log_probs(logits: torch.Tensor) -> torch.Tensor:
+    """logits (N, V) -> log P(next token) (N, V), with <pad> and <sos> forbidden (-inf)."""
+    logp = F.log_softmax(logits.float(), dim=-1)  # (N, V)
+    logp[:, list(NEVER_GENERATED)] = NEG_INF
+    return logp
+
+
+def normalize(raw, length, alpha: float):
+    """Length-normalised score raw / length^alpha (floats or tensors)."""
+    return raw / (length ** alpha) if alpha else raw
+
+
+# ---------------------------------------------------------------------------------------------
+# Greedy search and the probability of a given output
+# ---------------------------------------------------------------------------------------------
+
+
 @torch.no_grad()
+def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
+                       max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Batched greedy decoding -> ids (B, T) and their log-probabilities log P(y | x) (B,).
+
+    Every sentence stops at its own <eos> or after max_len tokens. A finished sentence leaves
+    the batch, so the decoder only steps on sentences still being written.
+    """
+    _check_batch(src, src_lengths)
+    max_len = _check_max_len(model, max_len)
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    B, dev = src.size(0), src.device
+    out = torch.full((B, max_len), PAD, dtype=torch.long, device=dev)  # (B, max_len)
+    raw = torch.zeros(B, device=dev)  # (B,)
+    active = torch.arange(B, device=dev)  # (A,) sentences still being written
+    prev = torch.full((B,), SOS, dtype=torch.long, device=dev)  # (A,)
+    T = 0
+    for t in range(max_len):
+        logits, state = model.decoder.step(prev, state, context)  # (A, V), (L, A, H)
+        best, tok = log_probs(logits).max(-1)  # (A,), (A,): the most likely token
+        out[active, t] = tok
+        raw[active] += best
+        T = t + 1
+        going = tok != EOS  # (A,)
+        if not bool(going.all()):
+            active, tok = active[going], tok[going]  # (A',)
+            state, context = state[:, going], context[going]  # (L, A', H), (A', H)
+            if active.numel() == 0:
+                break
+        prev = tok
+    return out[:, :T], raw  # (B, T), (B,)
+
+
 def greedy(model, src: torch.Tensor, src_lengths: torch.Tensor, max_len: int | None = None
            ) -> torch.Tensor:
-    """Batched greedy decoding -> ids (B, T) padded with <pad> after each sentence's <eos>.
+    """Batched greedy decoding -> ids (B, T): the most likely token at every step."""
+    return greedy_with_scores(model, src, src_lengths, max_len)[0]
 
-    Every sentence stops at its own <eos> (later steps are ignored) or at max_len tokens.
+
+@torch.no_grad()
+def sequence_log_prob(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: torch.Tensor
+                      ) -> torch.Tensor:
+    """log P(y | x) (B,) of given outputs tgt (B, T), read as the search functions write them.
+
+    Teacher-forced: the decoder steps on y itself. Tokens count up to and including the first
+    <eos>; <pad> is ignored. This is how we compare greedy's and beam's answers.
     """
-    max_len = _check_max_len(model, max_len)
-    _, state, context = model.encode(src, src_lengths)  # state (L, B, H), context (B, H)
-    B = src.size(0)
-    prev = torch.full((B,), SOS, dtype=torch.long, device=src.device)  # (B,)
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)
-    out = []
-    for _ in range(max_len):
+    _check_batch(src, src_lengths)
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    B, T = tgt.shape
+    total = torch.zeros(B, device=tgt.device)  # (B,)
+    live = torch.ones(B, dtype=torch.bool, device=tgt.device)  # (B,) before the first <eos>
+    prev = torch.full((B,), SOS, dtype=torch.long, device=tgt.device)  # (B,)
+    for t in range(T):
         logits, state = model.decoder.step(prev, state, context)  # (B, V)
-        tok = logits.argmax(-1)  # argmax needs no softmax: softmax is monotonic
-        tok = tok.masked_fill(done, PAD)
-        out.append(tok)
-        done |= tok == EOS
+        tok = tgt[:, t]  # (B,)
+        lp = log_probs(logits).gather(1, tok.unsqueeze(1)).squeeze(1)  # (B,)
+        counts = live & (tok != PAD)  # (B,)
+        total += torch.where(counts, lp, torch.zeros_like(lp))
+        live &= tok != EOS
         prev = tok
-        if bool(done.all()):
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Beam search: results and traces
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TraceNode:
+    """One candidate hypothesis: `parent` plus `token`. The root (id 0) is <sos>.
+
+    status: "kept" (it stays in the beam), "pruned" (considered, then dropped) or "finished"
+    (it ended with <eos>, or it was in the beam when the length cap was reached).
+    `score` is `raw` normalised as if the hypothesis ended here: raw / step^alpha.
+    """
+
+    id: int
+    parent: int | None
+    step: int
+    token: int
+    text: str
+    raw: float
+    score: float
+    status: str
+
+
+@dataclass
+class BeamTrace:
+    """What one sentence's beam search considered: the data the beam widget draws.
+
+    `nodes` holds the root and, for every step, the 2k best candidates (fewer if some have
+    probability zero) with their status; `winner` and `nbest` are node ids. Plain lists and
+    numbers only, so `to_dict()` is JSON-serialisable and `from_dict` reads it back.
+    """
+
+    source: list[str]
+    beam_size: int
+    alpha: float
+    max_len: int
+    nodes: list[TraceNode]
+    winner: int
+    nbest: list[int]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BeamTrace:
+        return cls(**{**d, "nodes": [TraceNode(**n) for n in d["nodes"]]})
+
+    def node(self, node_id: int) -> TraceNode:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def path(self, node_id: int) -> list[int]:
+        """Token ids from the root (excluded) down to `node_id` (included)."""
+        by_id = {n.id: n for n in self.nodes}
+        tokens = []
+        while by_id[node_id].parent is not None:
+            tokens.append(by_id[node_id].token)
+            node_id = by_id[node_id].parent
+        return tokens[::-1]
+
+    def steps(self) -> list[list[TraceNode]]:
+        """Nodes grouped by step; steps()[0] is [root]."""
+        out: list[list[TraceNode]] = [[] for _ in range(1 + max(n.step for n in self.nodes))]
+        for n in self.nodes:
+            out[n.step].append(n)
+        return out
+
+
+@dataclass
+class BeamResult:
+    """The answer of a search for a batch of B sentences."""
+
+    tokens: torch.Tensor  # (B, T) best hypothesis of each sentence: ids, <eos>, then <pad>
+    scores: torch.Tensor  # (B,) its length-normalised score
+    raw_scores: torch.Tensor  # (B,) its log-probability log P(y | x)
+    nbest: list[list[tuple[list[int], float, float]]]  # per sentence: (ids, score, raw), best first
+    traces: list[BeamTrace] | None = None  # per sentence, with trace=True
+
+    @property
+    def trace(self) -> BeamTrace | None:
+        """The trace of a one-sentence search (use `.traces` for a batch)."""
+        if self.traces is None:
+            return None
+        if len(self.traces) != 1:
+            raise ValueError(f"{len(self.traces)} sentences were searched: use .traces[i]")
+        return self.traces[0]
+
+
+def _node_ids(t: int, k: int, device) -> torch.Tensor:
+    """Trace ids of the 2k candidates of step t (the same in every sentence; root = 0)."""
+    return 1 + (t - 1) * 2 * k + torch.arange(2 * k, device=device)  # (2k,)
+
+
+class _Pool:
+    """The n best finished hypotheses of every sentence, by normalised score, as tensors."""
+
+    def __init__(self, B: int, n: int, max_len: int, device):
+        self.n, self.max_len = n, max_len
+        self.seq = torch.full((B, n, max_len), PAD, dtype=torch.long, device=device)
+        self.score = torch.full((B, n), NEG_INF, device=device)  # (B, n) best first
+        self.raw = torch.full((B, n), NEG_INF, device=device)  # (B, n)
+        self.length = torch.zeros((B, n), dtype=torch.long, device=device)  # (B, n)
+        self.id = torch.zeros((B, n), dtype=torch.long, device=device)  # (B, n) trace node ids
+
+    def add(self, rows, seq, raw, score, ids, mask) -> None:
+        """Merge candidates seq (A, c, t) where mask (A, c) into the pools of sentences rows (A,).
+
+        A stable sort keeps the earlier-found hypothesis first when scores tie.
+        """
+        A, c, t = seq.shape
+        seq = F.pad(seq, (0, self.max_len - t), value=PAD)  # (A, c, max_len)
+        score = torch.cat([self.score[rows], score.masked_fill(~mask, NEG_INF)], 1)  # (A, n+c)
+        order = score.sort(dim=1, descending=True, stable=True).indices[:, :self.n]  # (A, n)
+        self.score[rows] = score.gather(1, order)
+        raw = torch.cat([self.raw[rows], raw.masked_fill(~mask, NEG_INF)], 1)  # (A, n+c)
+        self.raw[rows] = raw.gather(1, order)
+        length = torch.cat([self.length[rows], torch.full_like(mask, t, dtype=torch.long)], 1)
+        self.length[rows] = length.gather(1, order)  # (A, n)
+        self.id[rows] = torch.cat([self.id[rows], ids.expand(A, c)], 1).gather(1, order)
+        seqs = torch.cat([self.seq[rows], seq], 1)  # (A, n+c, max_len)
+        self.seq[rows] = seqs.gather(1, order.unsqueeze(-1).expand(-1, -1, self.max_len))
+
+    def result(self, traces=None) -> BeamResult:
+        T = int(self.length[:, 0].max())
+        nbest = []
+        for b, (seqs, lens, scores, raws) in enumerate(zip(
+                self.seq.tolist(), self.length.tolist(), self.score.tolist(), self.raw.tolist())):
+            nbest.append([(s[:n], sc, r) for s, n, sc, r in zip(seqs, lens, scores, raws)
+                          if sc > NEG_INF])
+            if traces is not None:
+                traces[b].winner = self.id[b, 0].item()
+                traces[b].nbest = self.id[b, :len(nbest[-1])].tolist()
+        return BeamResult(tokens=self.seq[:, 0, :T], scores=self.score[:, 0],
+                          raw_scores=self.raw[:, 0], nbest=nbest, traces=traces)
+
+
+class _Recorder:
+    """Collects a BeamTrace per sentence (only with trace=True: it loops in Python)."""
+
+    def __init__(self, model, src, src_lengths, k: int, alpha: float, max_len: int):
+        self.k, self.itos = k, model.tgt_vocab.itos
+        src_vocab = getattr(model, "src_vocab", None)
+        self.traces = []
+        for row, n in zip(src.tolist(), src_lengths.tolist()):
+            source = [src_vocab.itos[i] if src_vocab else str(i) for i in row[:n]]
+            root = TraceNode(0, None, 0, SOS, self.itos[SOS], 0.0, 0.0, "kept")
+            self.traces.append(BeamTrace(source, k, alpha, max_len, [root], 0, []))
+
+    def record(self, t, active, parent_id, tok, raw, score, finishing, kept) -> None:
+        """All arguments but t and active (A,) are (A, 2k) tensors over the step's candidates."""
+        ids = _node_ids(t, self.k, "cpu").tolist()
+        columns = [x.tolist() for x in (parent_id, tok, raw, score, finishing, kept)]
+        for b, *rows in zip(active.tolist(), *columns):
+            for node_id, p, w, r, s, f, kp in zip(ids, *rows):
+                if r == NEG_INF:  # probability zero: not a real candidate
+                    continue
+                status = "finished" if f else "kept" if kp else "pruned"
+                self.traces[b].nodes.append(TraceNode(node_id, p, t, w, self.itos[w], r, s, status))
+
+
+# ---------------------------------------------------------------------------------------------
+# Beam search
+# ---------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: int = 5,
+                max_len: int | None = None, alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
+                trace: bool = False) -> BeamResult:
+    """Beam search batched over sentences x beams: one decoder call per step for all of them.
+
+    Each step scores the k*V one-token extensions of the k live hypotheses of each sentence and
+    takes the 2k best (one `topk` over (B, k*V)):
+
+    * a candidate ending in <eos> is finished and set aside in the sentence's pool, if it is
+      among the k best (what a plain k-best beam would keep; this makes k = 1 exactly greedy);
+    * the k best other candidates stay in the beam (there are always k: at most k of the 2k
+      end in <eos>, one per live hypothesis);
+    * at max_len the hypotheses still in the beam count as finished.
+
+    Finished hypotheses never occupy the beam, and the pool keeps the n_best best of them by
+    normalised score (module docstring; alpha=None means DEFAULT_ALPHA). A sentence stops when
+    its pool holds n_best hypotheses and no live hypothesis can beat the n_best-th: extending
+    a prefix with log-prob r can at best reach r / max_len^alpha (r <= 0 only decreases, the
+    divisor at most grows to max_len^alpha). So stopping early never changes the answer.
+    A stopped sentence leaves the batch.
+    """
+    _check_batch(src, src_lengths)
+    _check_beam(beam_size, n_best)
+    max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    B, dev = src.size(0), src.device
+    state = state.repeat_interleave(k, dim=1)  # (L, B*k, H): row b*k + j is beam j of sentence b
+    context = context.repeat_interleave(k, dim=0)  # (B*k, H)
+    prev = torch.full((B * k,), SOS, dtype=torch.long, device=dev)  # (A*k,)
+    # The k beams start as the same <sos>: only beam 0 is live, or the beam fills with copies.
+    alive = torch.full((B, k), NEG_INF, device=dev)  # (A, k) log P of the live hypotheses
+    alive[:, 0] = 0.0
+    seqs = torch.empty((B, k, 0), dtype=torch.long, device=dev)  # (A, k, t) their tokens
+    alive_id = torch.zeros((B, k), dtype=torch.long, device=dev)  # (A, k) their trace ids
+    active = torch.arange(B, device=dev)  # (A,) sentences still searching
+    pool = _Pool(B, n_best, max_len, dev)
+    recorder = _Recorder(model, src, src_lengths, k, alpha, max_len) if trace else None
+    rank = torch.arange(2 * k, device=dev)  # (2k,)
+    for t in range(1, max_len + 1):
+        A = active.numel()
+        logits, state = model.decoder.step(prev, state, context)  # (A*k, V), (L, A*k, H)
+        logp = log_probs(logits)  # (A*k, V)
+        V = logp.size(-1)
+        cand = (alive.unsqueeze(-1) + logp.view(A, k, V)).view(A, k * V)  # (A, k*V)
+        raw, flat = cand.topk(2 * k, dim=1)  # (A, 2k) best first
+        parent, tok = flat // V, flat % V  # (A, 2k) the beam extended, the token added
+        is_eos = tok == EOS  # (A, 2k)
+        keep = is_eos.to(torch.uint8).sort(dim=1, stable=True).indices[:, :k]  # (A, k)
+        kept = torch.zeros_like(is_eos).scatter_(1, keep, True)  # (A, 2k)
+        finishing = is_eos & (rank < k)  # (A, 2k)
+        if t == max_len:
+            finishing |= kept  # the cap ends the hypotheses still in the beam
+        finishing &= raw > NEG_INF
+        prefix = seqs.gather(1, parent.unsqueeze(-1).expand(-1, -1, t - 1))  # (A, 2k, t-1)
+        cand_seq = torch.cat([prefix, tok.unsqueeze(-1)], dim=2)  # (A, 2k, t)
+        score = normalize(raw, t, alpha)  # (A, 2k)
+        ids = _node_ids(t, k, dev)  # (2k,)
+        pool.add(active, cand_seq, raw, score, ids, finishing)
+        if recorder:
+            recorder.record(t, active, alive_id.gather(1, parent), tok, raw, score, finishing,
+                            kept)
+
+        alive = raw.gather(1, keep)  # (A, k)
+        bound = normalize(alive.max(1).values, max_len, alpha)  # (A,) best any live one can do
+        go = (pool.score[active, -1] < bound) & (t < max_len)  # (A,) sentences that go on
+        rows = (torch.arange(A, device=dev) * k).unsqueeze(1) + parent.gather(1, keep)  # (A, k)
+        rows = rows[go].view(-1)  # (A'*k,) state rows that continue, in beam order
+        state, context = state.index_select(1, rows), context.index_select(0, rows)
+        active, alive = active[go], alive[go]  # (A',), (A', k)
+        seqs = cand_seq.gather(1, keep.unsqueeze(-1).expand(-1, -1, t))[go]  # (A', k, t)
+        alive_id = ids[keep][go]  # (A', k)
+        prev = tok.gather(1, keep)[go].view(-1)  # (A'*k,)
+        if active.numel() == 0:
             break
-    return torch.stack(out, dim=1)  # (B, T)
+    return pool.result(recorder.traces if recorder else None)
+
+
+@torch.no_grad()
+def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int | None = None,
+                    alpha: float | None = DEFAULT_ALPHA, n_best: int = 1
+                    ) -> list[tuple[list[int], float, float]]:
+    """The same beam search for ONE sentence src (S,), written to be read rather than fast.
+
+    Hypotheses are a Python list of (tokens, log P, decoder state), each stepped on its own.
+    Same rules and answers as `beam_search` (which makes one decoder call per step for all
+    sentences and beams); this is the baseline of bench/decoding.py.
+    Returns the n-best list [(ids, score, raw log P)], best first.
+    """
+    _check_beam(beam_size, n_best)
+    max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    src = src.view(1, -1)  # (1, S)
+    _, state, context = model.encode(src, torch.tensor([src.size(1)]))  # (L, 1, H), (1, H)
+    beams = [([], torch.zeros((), device=src.device), state)]  # live: (tokens, log P, state)
+    finished = []  # (score, raw, tokens)
+    for t in range(1, max_len + 1):
+        candidates = []  # (log P, tokens, state after reading the last token)
+        for tokens, raw, state in beams:
+            prev = torch.tensor([tokens[-1] if tokens else SOS], device=src.device)  # (1,)
+            logits, state = model.decoder.step(prev, state, context)  # (1, V)
+            logp = log_probs(logits)[0]  # (V,)
+            # only a beam's own 2k best tokens can be among the 2k best candidates overall
+            top, words = logp.topk(min(2 * k, logp.numel()))  # (2k,)
+            for lp, w in zip(raw + top, words.tolist()):
+                candidates.append((lp, tokens + [w], state))
+        candidates.sort(key=lambda c: -c[0].item())
+        beams = []
+        for r, (lp, tokens, state) in enumerate(candidates[:2 * k]):
+            if lp.item() == NEG_INF:
+                break
+            if tokens[-1] == EOS:
+                if r < k:
+                    finished.append((normalize(lp, t, alpha).item(), lp.item(), tokens))
+            elif len(beams) < k:
+                beams.append((tokens, lp, state))
+        if t == max_len:
+            finished += [(normalize(lp, t, alpha).item(), lp.item(), tokens)
+                         for tokens, lp, _ in beams]
+        finished.sort(key=lambda f: -f[0])  # stable: ties keep the earlier-found first
+        if not beams:
+            break
+        best_live = max(lp for _, lp, _ in beams)
+        if len(finished) >= n_best and \
+                finished[n_best - 1][0] >= normalize(best_live, max_len, alpha).item():
+            break
+    return [(tokens, score, raw) for score, raw, tokens in finished[:n_best]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Exhaustive search: the oracle
+# ---------------------------------------------------------------------------------------------
+
+
+def count_sequences(vocab_size: int, max_len: int) -> int:
+    """How many outputs exhaustive search scores: every sequence ending in <eos> within max_len
+    tokens, plus every max_len-token sequence without <eos> (the cap cuts it)."""
+    w = vocab_size - len(NEVER_GENERATED) - 1  # tokens that continue a sequence
+    return sum(w ** (t - 1) for t in range(1, max_len + 1)) + w ** max_len
+
+
+@torch.no_grad()
+def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_len: int,
+                      alpha: float = 0.0, n_best: int = 1, limit: int = MAX_EXHAUSTIVE
+                      ) -> BeamResult:
+    """Score every possible output and return the best: the answer beam search approximates.
+
+    Same definitions as `beam_search` (sequences end at <eos> or after max_len tokens; the
+    score is log P / L^alpha). Batched over all prefixes of a depth; one sentence at a time.
+    Refuses when there are more than `limit` sequences: |V|^T grows far too fast.
+    """
+    _check_batch(src, src_lengths)
+    max_len, alpha = _check_max_len(model, max_len), _check_alpha(alpha)
+    if not _is_int(n_best) or n_best < 1:
+        raise ValueError(f"n_best must be an integer >= 1, got {n_best!r}")
+    V = len(model.tgt_vocab)
+    count = count_sequences(V, max_len)
+    if count > limit:
+        raise ValueError(f"exhaustive search would score {count:,} sequences ({V} tokens, up "
+                         f"to {max_len} steps: about |V|^T), more than limit={limit:,}; use a "
+                         f"smaller vocabulary or max_len, or beam search")
+    dev = src.device
+    words = torch.tensor([i for i in range(V) if i not in NEVER_GENERATED and i != EOS],
+                         device=dev)  # (w,) tokens that continue a sequence
+    pool = _Pool(src.size(0), n_best, max_len, dev)
+    for b in range(src.size(0)):
+        n = int(src_lengths[b])
+        _, state, context = model.encode(src[b:b + 1, :n], src_lengths[b:b + 1])  # (L, 1, H)
+        prefixes = torch.empty((1, 0), dtype=torch.long, device=dev)  # (N, t-1)
+        raw = torch.zeros(1, device=dev)  # (N,)
+        prev = torch.full((1,), SOS, dtype=torch.long, device=dev)  # (N,)
+        for t in range(1, max_len + 1):
+            N = prefixes.size(0)
+            logits, state = model.decoder.step(prev, state, context.expand(N, -1))  # (N, V)
+            total = raw.unsqueeze(1) + log_probs(logits)  # (N, V)
+            ends = words if t == max_len else words[:0]  # at the cap every token ends
+            ends = torch.cat([torch.tensor([EOS], device=dev), ends])  # (e,)
+            seq = torch.cat([prefixes.repeat_interleave(len(ends), 0),
+                             ends.repeat(N).unsqueeze(1)], 1)  # (N*e, t)
+            score = total[:, ends].reshape(1, -1)  # (1, N*e)
+            ids = torch.zeros_like(score, dtype=torch.long)  # no trace here
+            pool.add(torch.tensor([b], device=dev), seq.unsqueeze(0), score,
+                     normalize(score, t, alpha), ids, score > NEG_INF)
+            if t == max_len:
+                break
+            prefixes = torch.cat([prefixes.repeat_interleave(len(words), 0),
+                                  words.repeat(N).unsqueeze(1)], 1)  # (N*w, t)
+            raw = total[:, words].reshape(-1)  # (N*w,)
+            state = state.repeat_interleave(len(words), dim=1)  # (L, N*w, H)
+            prev = prefixes[:, -1]  # (N*w,)
+    return pool.result()

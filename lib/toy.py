@@ -1,0 +1,119 @@
+"""A toy "model" whose next-token probabilities come from a hand-set table.
+
+    model = TableModel({(): {"A": 0.5, "B": 0.4, "<eos>": 0.1},
+                        ("A",): {"C": 0.4, "D": 0.35, "<eos>": 0.25}})
+
+The table maps a prefix (a tuple of tokens written so far) to the distribution of the next
+token. A prefix missing from the table ends for sure: P(<eos>) = 1. The object has the interface
+the search functions use (`encode`, `decoder.step`, `config.max_tgt_len`, `tgt_vocab`), so
+greedy, beam and exhaustive search run on it unchanged while every score can be worked out by
+hand. Its decoder "state" is simply the number of the prefix read so far, which is all a real
+decoder state has to summarise too.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import torch
+
+from lib.data import EOS, SOS, SPECIALS, UNK, Vocab
+
+EOS_TEXT = SPECIALS[EOS]
+
+
+class TableModel:
+    """A stand-in for `Seq2Seq` whose step distributions are a table keyed by the prefix."""
+
+    def __init__(self, table: dict[tuple[str, ...], dict[str, float]], max_len: int = 10):
+        words = set()
+        for prefix, row in table.items():
+            if not isinstance(prefix, tuple) or EOS_TEXT in prefix:
+                raise ValueError(f"table keys must be tuples of tokens without {EOS_TEXT}, "
+                                 f"got {prefix!r}")
+            bad = [w for w in row if w in ("<pad>", "<sos>")]
+            if bad or any(p < 0 for p in row.values()):
+                raise ValueError(f"row {prefix!r}: probabilities must be >= 0 and <pad>/<sos> "
+                                 f"cannot be generated")
+            if abs(sum(row.values()) - 1) > 1e-6:
+                raise ValueError(f"row {prefix!r} sums to {sum(row.values())}, not 1")
+            words.update(prefix)
+            words.update(row)
+        words -= set(SPECIALS)
+        self.tgt_vocab = self.src_vocab = Vocab(list(SPECIALS) + sorted(words))
+        self.config = SimpleNamespace(max_tgt_len=max_len)
+        self.decoder = _TableDecoder(self)
+        V = len(self.tgt_vocab)
+        self._logits = {}  # prefix ids -> (V,) log-probabilities
+        for prefix, row in table.items():
+            logits = torch.full((V,), float("-inf"))
+            for w, p in row.items():
+                logits[self.tgt_vocab.stoi[w]] = math.log(p) if p > 0 else float("-inf")
+            self._logits[tuple(self.tgt_vocab.encode(list(prefix)))] = logits
+        self._end = torch.full((V,), float("-inf"))
+        self._end[EOS] = 0.0
+        self._prefixes: list[tuple[int, ...]] = [()]  # state value -> prefix
+        self._number = {(): 0}  # prefix -> state value
+
+    def ids(self, tokens: list[str]) -> list[int]:
+        """Token strings ("<eos>" included) -> ids of the target vocabulary."""
+        return [self.tgt_vocab.stoi[w] for w in tokens]
+
+    def inputs(self, batch: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """A dummy source batch (the table ignores the source): src (B, 1), lengths (B,)."""
+        return torch.full((batch, 1), UNK, dtype=torch.long), torch.ones(batch, dtype=torch.long)
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor):
+        """Every sentence starts from the empty prefix: state (1, B, 1) = 0, context (B, 1)."""
+        B = src.size(0)
+        return None, torch.zeros(1, B, 1, device=src.device), torch.zeros(B, 1, device=src.device)
+
+    def _step(self, prev: torch.Tensor, state: torch.Tensor):
+        rows, numbers = [], []
+        for token, number in zip(prev.tolist(), state[0, :, 0].long().tolist()):
+            prefix = self._prefixes[number]
+            if token != SOS:
+                prefix = prefix + (token,)
+            if prefix not in self._number:
+                self._number[prefix] = len(self._prefixes)
+                self._prefixes.append(prefix)
+            numbers.append(self._number[prefix])
+            rows.append(self._logits.get(prefix, self._end))
+        new_state = torch.tensor(numbers, dtype=torch.float).view(1, -1, 1)  # (1, N, 1)
+        return torch.stack(rows).to(prev.device), new_state.to(prev.device)  # (N, V)
+
+
+class _TableDecoder:
+    def __init__(self, model: TableModel):
+        self._model = model
+
+    def step(self, prev: torch.Tensor, state: torch.Tensor, context: torch.Tensor):
+        """prev (N,), state (1, N, 1) -> logits (N, V) = log P(next | prefix), new state."""
+        return self._model._step(prev, state)
+
+
+def walkthrough_table() -> dict[tuple[str, ...], dict[str, float]]:
+    """The chapter's k = 2, three-step example: A and C, then AB and CE, then ABD and CED.
+
+    Step 2 also finishes A <eos> and C <eos> and step 3 AB <eos> and CE <eos>; at the length
+    cap 3, ABD and CED count as finished. The answer is the best of those six, which depends
+    on alpha: A <eos> (p = .16) for alpha = 0.6, AB <eos> (p = .07) for alpha = 1.
+    """
+    return {
+        (): {"A": 0.4, "C": 0.3, "B": 0.1, "D": 0.08, "E": 0.07, "<eos>": 0.05},
+        ("A",): {"<eos>": 0.4, "B": 0.35, "C": 0.1, "D": 0.1, "E": 0.05},
+        ("C",): {"<eos>": 0.5, "E": 0.4, "A": 0.05, "B": 0.05},
+        ("A", "B"): {"<eos>": 0.5, "D": 0.4, "C": 0.1},
+        ("C", "E"): {"<eos>": 0.5, "D": 0.45, "A": 0.05},
+    }
+
+
+def greedy_loses_table() -> dict[tuple[str, ...], dict[str, float]]:
+    """Greedy picks A (0.5) then C: P(A C) = 0.5 * 0.4 = 0.2. But P(B C) = 0.4 * 0.9 = 0.36:
+    the product of the maxima is not the maximum of the products. Beam k = 2 finds B C."""
+    return {
+        (): {"A": 0.5, "B": 0.4, "<eos>": 0.1},
+        ("A",): {"C": 0.4, "D": 0.35, "<eos>": 0.25},
+        ("B",): {"C": 0.9, "<eos>": 0.1},
+    }
