@@ -12,7 +12,6 @@ Nothing here touches the network or the disk at import time.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import re
@@ -151,14 +150,6 @@ class Vocab:
 
 class CorpusError(ValueError):
     """The corpus file is missing, truncated or not in Tatoeba's tab-separated format."""
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def corpus_path(download: bool = True) -> Path:
@@ -318,3 +309,36 @@ def make_batches(examples: list[tuple[list[int], list[int]]], batch_size: int,
     if shuffle:
         rng.shuffle(batches)
     return batches
+
+
+# ---------------------------------------------------------------------------------------------
+# Everything at once
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """How the corpus becomes training data; part of the reference model's cache key."""
+
+    min_freq: int = 3  # rarer training tokens become <unk>: a smaller softmax trains faster
+    n_valid: int = 1000
+    n_test: int = 2000
+    seed: int = 0
+    limit: int = CORPUS_PAIRS
+
+
+@dataclass
+class Corpus:
+    split: Split
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    train_examples: list[tuple[list[int], list[int]]]
+
+
+def load_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
+    """Read, split by source sentence, build vocabularies on the training part only, encode."""
+    split = split_by_source(read_pairs(path, limit=config.limit), config.n_valid, config.n_test,
+                            config.seed)
+    src_vocab = Vocab.build([tokenize(en) for en, _ in split.train], config.min_freq)
+    tgt_vocab = Vocab.build([tokenize(fr) for _, fr in split.train], config.min_freq)
+    return Corpus(split, src_vocab, tgt_vocab, encode_pairs(split.train, src_vocab, tgt_vocab))

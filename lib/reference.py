@@ -1,0 +1,140 @@
+"""The reference model every chapter uses: from the cache, a download, or training.
+
+`lib.pretrained()` never retrains when a fresh cached model exists. The cache key hashes the
+configs below, the corpus checksum and the code of the modules that shape training, so changing
+any of them trains a new model instead of silently showing a stale one.
+
+    python -m lib.reference --train     # (re)train, then print held-out BLEU and minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from lib import checkpoint
+from lib.data import DataConfig, corpus_path, load_corpus
+from lib.model import ModelConfig, Seq2Seq
+from lib.train import TrainConfig
+
+DATA = DataConfig()
+MODEL = dict(emb_dim=256, hidden_size=512, num_layers=2, dropout=0.2, feed_context=True)
+TRAIN = TrainConfig(epochs=6, batch_size=128, lr=2e-3)
+
+# Where readers fetch a published checkpoint (one place; $SEQ2SEQ_PRETRAINED_URL and
+# $SEQ2SEQ_PRETRAINED_SHA256 override it). None: no checkpoint is published, so train locally.
+PRETRAINED_URL: str | None = None
+PRETRAINED_SHA256: str | None = None
+
+# The modules whose code decides what training produces.
+_TRAINING_CODE = ("data", "encoder", "decoder", "head", "model", "train")
+
+
+def _code_fingerprint() -> str:
+    """Hash the code (not comments or docstrings) of the modules that shape training."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _TRAINING_CODE:
+        tree = ast.parse((here / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+        h.update(ast.dump(tree).encode())
+    return h.hexdigest()
+
+
+def reference_key(data_sha256: str | None = None) -> str:
+    """A short hash of everything that determines the reference model."""
+    from lib.download import sha256_of
+
+    data_sha256 = data_sha256 or sha256_of(corpus_path())
+    blob = json.dumps({"data": DATA.__dict__, "model": MODEL, "train": TRAIN.to_dict(),
+                       "corpus": data_sha256, "code": _code_fingerprint()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cache_path() -> Path:
+    from lib.download import cache_dir
+
+    return cache_dir() / f"reference-{reference_key()}.pt"
+
+
+def train_reference(progress: bool = True, device=None, path: Path | None = None):
+    """Train the reference model from scratch and save it; returns (model, history)."""
+    from lib.train import train
+
+    corpus = load_corpus(DATA)
+    config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)
+    import torch
+
+    torch.manual_seed(TRAIN.seed)
+    model = Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab)
+    hist = train(model, corpus.train_examples, TRAIN, valid_pairs=corpus.split.valid,
+                 device=device, progress=progress)
+    extra = {"key": reference_key(), "minutes": hist.seconds[-1] / 60,
+             "tokens_per_second": hist.tokens_per_second, "history": hist.to_dict()}
+    checkpoint.save(model, path or cache_path(), extra=extra)
+    return model, hist
+
+
+def _download(url: str, sha256: str | None) -> Path:
+    from lib.download import cache_dir, download
+
+    name = "pretrained-" + hashlib.sha256(url.encode()).hexdigest()[:12] + ".pt"
+    return download(url, cache_dir() / name, sha256)
+
+
+def pretrained(device=None, download: bool = True, train: bool = True,
+               progress: bool = True) -> Seq2Seq:
+    """The reference model: cached if fresh, else downloaded if published, else trained."""
+    path = cache_path()
+    if path.is_file():
+        return checkpoint.load(path, device=device)
+    url = os.environ.get("SEQ2SEQ_PRETRAINED_URL", PRETRAINED_URL)
+    sha = os.environ.get("SEQ2SEQ_PRETRAINED_SHA256", PRETRAINED_SHA256)
+    if download and url:
+        return checkpoint.load(_download(url, sha), device=device)
+    if not train:
+        raise FileNotFoundError(f"no reference model at {path} and training is disabled; "
+                                f"run `make train` (or `python -m lib.reference --train`)")
+    model, _ = train_reference(progress=progress, device=device)
+    return model.to(model.device)
+
+
+def main(argv=None) -> None:
+    from lib.evaluate import evaluate_bleu
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train", action="store_true", help="train even if a cached model exists")
+    parser.add_argument("--ensure", action="store_true", help="train only if no fresh cache")
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args(argv)
+    path = cache_path()
+    if args.train or not path.is_file():
+        start = time.perf_counter()
+        model, hist = train_reference(device=args.device)
+        print(f"trained in {(time.perf_counter() - start) / 60:.1f} min "
+              f"({hist.tokens_per_second:.0f} target tokens/s) -> {path}")
+    elif args.ensure:
+        print(f"reference model is cached and fresh: {path}")
+        return
+    model = checkpoint.load(path, device=args.device)
+    test = load_corpus(DATA).split.test
+    for k in (1, 5):
+        try:
+            print(f"held-out BLEU (beam {k}, sacrebleu, all references): "
+                  f"{evaluate_bleu(model, test, beam_size=k):.2f}")
+        except (AttributeError, NotImplementedError) as e:
+            print(f"beam {k}: unavailable ({e})")
+
+
+if __name__ == "__main__":
+    main()
