@@ -5,6 +5,7 @@ setup cell in sync with `_config.yml`, and the site tooling in scripts/ (fast; n
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,7 +121,7 @@ def test_repository_url_is_written_once():
     ).stdout.split()
     if not tracked:
         pytest.skip("not a git checkout")
-    skip = {"_config.yml", "README.md"}  # the README shows it to people; _config.yml is the source
+    skip = {"_config.yml", "README.md"}  # README: checked against _config.yml below
     holders = []
     for name in tracked:
         path = ROOT / name
@@ -129,6 +130,18 @@ def test_repository_url_is_written_once():
         if url in path.read_text(encoding="utf-8", errors="ignore"):
             holders.append(name)
     assert not holders, f"{url} is written in {holders}; derive it from _config.yml instead"
+
+
+def test_readme_links_match_config():
+    """The README shows people the repository and Colab links; they must be _config.yml's."""
+    url, branch = load_script("colab_setup").load_repository()
+    slug = url.removeprefix("https://github.com/")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    repos = set(re.findall(r"github\.com/([\w.-]+/[\w.-]+)", text))
+    assert repos <= {slug}, f"README names {repos - {slug}}; _config.yml says {slug}"
+    pattern = r"colab\.research\.google\.com/github/([\w.-]+/[\w.-]+)/blob/([\w.-]+)/"
+    colab = re.findall(pattern, text)
+    assert colab and all(c == (slug, branch) for c in colab), colab
 
 
 def test_site_loads_no_script_from_a_cdn():
