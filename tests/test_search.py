@@ -1,0 +1,429 @@
+"""Greedy, beam and exhaustive search tied together by oracles.
+
+* exhaustive search is the truth: a beam wide enough to keep every prefix must equal it;
+* beam k = 1 must equal greedy; a narrow beam can never beat exhaustive search;
+* the readable one-sentence reference and the batched search must agree, and batching or
+  padding must not change any answer;
+* hand-set probability tables (lib.toy) check hypotheses *and* scores computed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from lib import search
+from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
+from lib.model import ModelConfig, Seq2Seq
+from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+
+ALPHAS = [0.0, 0.6, 1.0]
+
+
+def random_model(seed: int, tgt_words: int = 2, src_words: int = 5, hidden: int = 8,
+                 max_len: int = 5, scale: float = 3.0) -> Seq2Seq:
+    """A tiny Seq2Seq with random weights, scaled up so its distributions are peaked and varied."""
+    torch.manual_seed(seed)
+    src_vocab = Vocab(list(SPECIALS) + [f"s{i}" for i in range(src_words)])
+    tgt_vocab = Vocab(list(SPECIALS) + [f"t{i}" for i in range(tgt_words)])
+    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=6, hidden_size=hidden,
+                         num_layers=2, dropout=0.0, max_tgt_len=max_len)
+    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(scale)
+    return model
+
+
+def random_batch(model, batch: int, seed: int, max_src: int = 6):
+    """src (B, S) of random words, padded with <pad>, and their lengths (B,), all different."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(1, max_src + 1, (batch,), generator=g)
+    V = model.config.src_vocab_size
+    src = torch.randint(4, V, (batch, int(lengths.max())), generator=g)
+    for i, n in enumerate(lengths.tolist()):
+        src[i, n:] = PAD
+    return src, lengths
+
+
+def wide_beam(model, max_len: int) -> int:
+    """A beam that never prunes: at step t there are (w+1) w^(t-1) candidates (w words that
+    continue, plus <eos>), all of which must rank in the top k, and w^max_len at the cap."""
+    w = len(model.tgt_vocab) - 3  # not <pad>, <sos>, <eos>
+    return max((w + 1) * w ** (max_len - 1), w ** max_len)
+
+
+def rows(tokens: torch.Tensor) -> list[list[int]]:
+    """Id rows without their <pad>."""
+    return [[i for i in row if i != PAD] for row in tokens.tolist()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Greedy
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_takes_the_argmax_given_its_own_prefix(seed):
+    """Teacher-force greedy's output through the full forward pass: each token is the argmax."""
+    model = random_model(seed, tgt_words=10, max_len=8)
+    src, lengths = random_batch(model, 12, seed)
+    tokens, raw = search.greedy_with_scores(model, src, lengths)
+    tgt_in = torch.cat([torch.full((len(src), 1), SOS), tokens[:, :-1]], 1)  # (B, T)
+    logp = search.log_probs(model(src, lengths, tgt_in).flatten(0, 1)).view(*tokens.shape, -1)
+    real = tokens != PAD
+    assert torch.equal(logp.argmax(-1)[real], tokens[real])
+    # each row ends with <eos>, or has max_len tokens
+    for row in rows(tokens):
+        assert row[-1] == EOS or len(row) == 8
+        assert EOS not in row[:-1] and SOS not in row
+    assert torch.allclose(raw, logp.gather(2, tokens.unsqueeze(-1)).squeeze(-1)
+                          .masked_fill(~real, 0).sum(1), atol=1e-5)
+
+
+def test_sequence_log_prob_equals_the_teacher_forced_forward_pass():
+    model = random_model(1, tgt_words=10, max_len=8)
+    src, lengths = random_batch(model, 6, 1)
+    g = torch.Generator().manual_seed(0)
+    tgt = torch.randint(4, len(model.tgt_vocab), (6, 5), generator=g)
+    tgt[0, 2], tgt[0, 3:] = EOS, PAD  # an ended row
+    tgt[1, 1] = EOS  # tokens after the first <eos> do not count
+    tgt_in = torch.cat([torch.full((6, 1), SOS), tgt[:, :-1]], 1)
+    logp = torch.log_softmax(model(src, lengths, tgt_in), -1).gather(2, tgt.unsqueeze(-1))[..., 0]
+    counted = torch.ones_like(tgt, dtype=torch.bool)
+    counted[0, 3:] = False
+    counted[1, 2:] = False
+    expected = (logp * counted).sum(1)
+    assert torch.allclose(search.sequence_log_prob(model, src, lengths, tgt), expected, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Beam search against greedy, exhaustive search and the one-sentence reference
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_beam_of_one_is_greedy(seed):
+    model = random_model(seed, tgt_words=12, max_len=10, hidden=16)
+    src, lengths = random_batch(model, 16, seed)
+    tokens, raw = search.greedy_with_scores(model, src, lengths)
+    beam = search.beam_search(model, src, lengths, beam_size=1, alpha=0.0)
+    assert torch.equal(beam.tokens, tokens)
+    assert torch.allclose(beam.raw_scores, raw, atol=1e-5)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("seed,max_len", [(0, 4), (1, 5), (2, 4), (3, 5)])
+def test_a_beam_that_never_prunes_equals_exhaustive_search(seed, max_len, alpha):
+    """k large enough that every candidate of every step ranks in the top k: nothing is pruned,
+    every finished hypothesis enters the pool and stopping is exact, so beam = exhaustive,
+    n-best lists included, with or without length normalisation."""
+    model = random_model(seed, max_len=max_len)
+    src, lengths = random_batch(model, 3, seed)
+    k = wide_beam(model, max_len)
+    exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
+    beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=4)
+    assert torch.equal(beam.tokens, exact.tokens)
+    assert torch.allclose(beam.scores, exact.scores, atol=1e-5)
+    assert torch.allclose(beam.raw_scores, exact.raw_scores, atol=1e-5)
+    for ours, truth in zip(beam.nbest, exact.nbest):
+        assert [ids for ids, _, _ in ours] == [ids for ids, _, _ in truth]
+        assert [s for _, s, _ in ours] == pytest.approx([s for _, s, _ in truth], abs=1e-5)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_a_narrow_beam_never_beats_exhaustive_search_and_scores_honestly(alpha):
+    misses = 0
+    for seed in range(4):
+        model = random_model(seed, max_len=5)
+        src, lengths = random_batch(model, 4, seed)
+        exact = search.exhaustive_search(model, src, lengths, 5, alpha=alpha)
+        for k in (1, 2, 3):
+            beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha)
+            assert (beam.scores <= exact.scores + 1e-5).all()
+            true_raw = search.sequence_log_prob(model, src, lengths, beam.tokens)
+            assert torch.allclose(beam.raw_scores, true_raw, atol=1e-5)
+            n = (beam.tokens != PAD).sum(1)
+            assert torch.allclose(beam.scores, true_raw / n ** alpha, atol=1e-5)
+            misses += int((beam.scores < exact.scores - 1e-5).sum())
+    assert misses > 0, "these models should make a narrow beam miss the optimum sometimes"
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_batched_beam_search_equals_the_one_sentence_reference(k, alpha):
+    model = random_model(k, tgt_words=8, max_len=7, hidden=12)
+    src, lengths = random_batch(model, 6, k)
+    n_best = min(k, 3)
+    batched = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=n_best)
+    for i, n in enumerate(lengths.tolist()):
+        ref = search.beam_search_one(model, src[i, :n], beam_size=k, alpha=alpha, n_best=n_best)
+        assert [ids for ids, _, _ in batched.nbest[i]] == [ids for ids, _, _ in ref]
+        assert [s for _, s, _ in batched.nbest[i]] == pytest.approx([s for _, s, _ in ref],
+                                                                    abs=1e-5)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_batching_and_padding_do_not_change_answers(alpha):
+    model = random_model(7, tgt_words=8, max_len=8, hidden=12)
+    src, lengths = random_batch(model, 8, 7)
+    together = search.beam_search(model, src, lengths, beam_size=3, alpha=alpha, n_best=2)
+    padded = torch.cat([src, torch.full((8, 3), PAD)], 1)  # extra padding columns
+    more = search.beam_search(model, padded, lengths, beam_size=3, alpha=alpha, n_best=2)
+    assert torch.equal(more.tokens, together.tokens)
+    assert together.tokens.size(1) == max(len(r) for r in rows(together.tokens))
+    for i, n in enumerate(lengths.tolist()):
+        alone = search.beam_search(model, src[i:i + 1, :n], lengths[i:i + 1], beam_size=3,
+                                   alpha=alpha, n_best=2)
+        assert rows(alone.tokens) == rows(together.tokens[i:i + 1])
+        assert alone.scores.item() == pytest.approx(together.scores[i].item(), abs=1e-5)
+        assert [h[0] for h in alone.nbest[0]] == [h[0] for h in together.nbest[i]]
+    greedy_alone = [rows(search.greedy(model, src[i:i + 1, :n], lengths[i:i + 1]))[0]
+                    for i, n in enumerate(lengths.tolist())]
+    assert greedy_alone == rows(search.greedy(model, padded, lengths))
+
+
+def test_stopping_early_never_changes_the_winner():
+    """The stop test depends on n_best (the n-th finished must be safe), the winner must not."""
+    model = random_model(3, tgt_words=8, max_len=9, hidden=12)
+    src, lengths = random_batch(model, 10, 3)
+    for alpha in ALPHAS:
+        one = search.beam_search(model, src, lengths, beam_size=4, alpha=alpha, n_best=1)
+        four = search.beam_search(model, src, lengths, beam_size=4, alpha=alpha, n_best=4)
+        assert torch.equal(one.tokens, four.tokens)
+        for hyps in four.nbest:
+            scores = [s for _, s, _ in hyps]
+            assert scores == sorted(scores, reverse=True) and len(hyps) <= 4
+
+
+def test_translate_uses_greedy_and_beam_search():
+    model = random_model(0, tgt_words=8, max_len=6)
+    model.src_vocab = Vocab(list(SPECIALS) + ["hello", "world", "i", "am", "here"])
+    sentences = ["hello world", "i am here ."]
+    greedy_text = model.translate(sentences)
+    assert greedy_text == model.translate(sentences, beam_size=1, alpha=0.0)
+    beam_text = model.translate(sentences, beam_size=3)
+    assert len(beam_text) == 2 and all(isinstance(s, str) for s in beam_text)
+    assert all("<eos>" not in s and "<pad>" not in s for s in greedy_text + beam_text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-set probability tables: hypotheses and scores worked out by hand
+# ---------------------------------------------------------------------------------------------
+
+
+def test_greedy_is_beaten_by_beam_search_on_a_table():
+    model = TableModel(greedy_loses_table())
+    src, lengths = model.inputs(2)
+    tokens, raw = search.greedy_with_scores(model, src, lengths)
+    assert rows(tokens) == [model.ids(["A", "C", "<eos>"])] * 2
+    assert raw.tolist() == pytest.approx([math.log(0.5) + math.log(0.4)] * 2)
+    for alpha in ALPHAS:  # both answers have 3 tokens: alpha changes the scores, not the winner
+        beam = search.beam_search(model, src, lengths, beam_size=2, alpha=alpha)
+        assert rows(beam.tokens) == [model.ids(["B", "C", "<eos>"])] * 2
+        best = math.log(0.4) + math.log(0.9)
+        assert beam.raw_scores.tolist() == pytest.approx([best] * 2)
+        assert beam.scores.tolist() == pytest.approx([best / 3 ** alpha] * 2)
+        assert best > math.log(0.5 * 0.4)  # the product of maxima is not the maximum
+        exact = search.exhaustive_search(model, src, lengths, max_len=4, alpha=alpha)
+        assert torch.equal(exact.tokens, beam.tokens)
+
+
+@pytest.mark.parametrize("alpha,winner,p", [
+    (0.0, ["A", "<eos>"], 0.4 * 0.4),
+    (0.6, ["A", "<eos>"], 0.4 * 0.4),
+    (1.0, ["A", "B", "<eos>"], 0.4 * 0.35 * 0.5),
+])
+def test_walkthrough_k2_three_steps(alpha, winner, p):
+    """A and C, then AB and CE, then ABD and CED; the answer is the best of the six finished
+    hypotheses, which length normalisation changes."""
+    model = TableModel(walkthrough_table(), max_len=3)
+    src, lengths = model.inputs()
+    result = search.beam_search(model, src, lengths, beam_size=2, alpha=alpha, n_best=2,
+                                trace=True)
+    assert rows(result.tokens) == [model.ids(winner)]
+    assert result.raw_scores.item() == pytest.approx(math.log(p))
+    assert result.scores.item() == pytest.approx(math.log(p) / len(winner) ** alpha)
+
+    trace = result.trace
+    text = {n.id: n.text for n in trace.nodes}
+
+    def spelled(node):
+        return "".join(text[i] for i in _ancestors(trace, node)).replace("<eos>", ".")
+
+    by_step = trace.steps()
+    kept = [sorted(spelled(n) for n in step if n.status == "kept") for step in by_step]
+    finished = [sorted(spelled(n) for n in step if n.status == "finished") for step in by_step]
+    assert kept[1] == ["A", "C"] and finished[1] == []
+    assert kept[2] == ["AB", "CE"] and finished[2] == ["A.", "C."]
+    if alpha == 0.0:  # no live hypothesis can beat A. any more (0.14 < 0.16): search stops
+        assert len(by_step) == 3
+    else:
+        assert kept[3] == [] and finished[3] == ["AB.", "ABD", "CE.", "CED"]
+        six = {"A.": 0.16, "C.": 0.15, "AB.": 0.07, "CE.": 0.06, "ABD": 0.056, "CED": 0.054}
+        best = max(six, key=lambda h: math.log(six[h]) / len(h) ** alpha)
+        assert best.replace(".", "") == "".join(winner).replace("<eos>", "")
+    # the scores in the trace, by hand: AB = 0.4 * 0.35 at step 2
+    ab = next(n for n in by_step[2] if spelled(n) == "AB")
+    assert ab.raw == pytest.approx(math.log(0.14))
+    assert ab.score == pytest.approx(math.log(0.14) / 2 ** alpha)
+    assert [n.status for n in by_step[1]] == ["kept", "kept", "pruned", "pruned"]
+
+
+def _ancestors(trace, node) -> list[int]:
+    by_id = {n.id: n for n in trace.nodes}
+    out = []
+    while node.parent is not None:
+        out.append(node.id)
+        node = by_id[node.parent]
+    return out[::-1]
+
+
+def test_length_normalisation_on_a_table():
+    """Unnormalised, the empty output (p = 0.3) beats every longer one; with alpha = 1 (the mean
+    log-probability per token) X Y Z <eos> (p = 0.7 * 0.6 * 0.6 * 0.9 = 0.2268) wins."""
+    table = {(): {"<eos>": 0.3, "X": 0.7},
+             ("X",): {"Y": 0.6, "<eos>": 0.4},
+             ("X", "Y"): {"Z": 0.6, "<eos>": 0.4},
+             ("X", "Y", "Z"): {"<eos>": 0.9, "Y": 0.1}}
+    model = TableModel(table, max_len=6)
+    src, lengths = model.inputs()
+    long_p = 0.7 * 0.6 * 0.6 * 0.9
+    no_norm = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0)
+    assert rows(no_norm.tokens) == [[EOS]]
+    assert no_norm.raw_scores.item() == pytest.approx(math.log(0.3))
+    norm = search.beam_search(model, src, lengths, beam_size=3, alpha=1.0)
+    assert rows(norm.tokens) == [model.ids(["X", "Y", "Z", "<eos>"])]
+    assert norm.scores.item() == pytest.approx(math.log(long_p) / 4)
+    for alpha in (0.0, 1.0):
+        exact = search.exhaustive_search(model, src, lengths, max_len=6, alpha=alpha)
+        beam = search.beam_search(model, src, lengths, beam_size=3, alpha=alpha)
+        assert torch.equal(exact.tokens, beam.tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Traces
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_trace_winner_is_the_answer_and_the_beam_holds_at_most_k(alpha):
+    model = random_model(5, tgt_words=8, max_len=7, hidden=12)
+    src, lengths = random_batch(model, 4, 5)
+    k = 3
+    result = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=3,
+                                trace=True)
+    plain = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=3)
+    assert torch.equal(result.tokens, plain.tokens)
+    for i, trace in enumerate(result.traces):
+        assert trace.path(trace.winner) == rows(result.tokens)[i]
+        assert [trace.path(j) for j in trace.nbest] == [h[0] for h in result.nbest[i]]
+        assert trace.node(trace.winner).status == "finished"
+        assert trace.source == [model.src_vocab.itos[j] for j in src[i, :lengths[i]]]
+        steps = trace.steps()
+        for t, step in enumerate(steps[1:], start=1):
+            assert sum(n.status == "kept" for n in step) <= k
+            assert len(step) <= 2 * k
+            assert sum(n.status == "finished" and n.token == EOS for n in step) <= k
+            parents = {n.id for n in steps[t - 1] if n.status == "kept"}
+            assert all(n.parent in parents for n in step)
+            for n in step:
+                assert n.text == model.tgt_vocab.itos[n.token]
+                assert n.score == pytest.approx(n.raw / t ** alpha, rel=1e-5)
+        # one sentence alone gives the same trace as inside the batch
+        alone = search.beam_search(model, src[i:i + 1, :lengths[i]], lengths[i:i + 1],
+                                   beam_size=k, alpha=alpha, n_best=3, trace=True).trace
+        assert [(n.id, n.parent, n.token, n.status) for n in alone.nodes] == \
+               [(n.id, n.parent, n.token, n.status) for n in trace.nodes]
+
+
+def test_trace_round_trips_through_json():
+    model = TableModel(walkthrough_table(), max_len=3)
+    trace = search.beam_search(model, *model.inputs(), beam_size=2, alpha=1.0, trace=True).trace
+    data = json.loads(json.dumps(trace.to_dict()))
+    assert search.BeamTrace.from_dict(data) == trace
+    assert data["beam_size"] == 2 and data["alpha"] == 1.0 and data["max_len"] == 3
+    assert data["nodes"][0] == {"id": 0, "parent": None, "step": 0, "token": SOS,
+                                "text": "<sos>", "raw": 0.0, "score": 0.0, "status": "kept"}
+    assert search.beam_search(model, *model.inputs(), beam_size=2).trace is None
+    batched = search.beam_search(model, *model.inputs(2), beam_size=2, trace=True)
+    assert len(batched.traces) == 2
+    with pytest.raises(ValueError, match="traces"):
+        _ = batched.trace
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    model = random_model(0)
+    return model, *random_batch(model, 2, 0)
+
+
+@pytest.mark.parametrize("beam_size", [0, -1, 2.0, True, "3", None])
+def test_bad_beam_size(tiny, beam_size):
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match="beam_size must be an integer >= 1"):
+        search.beam_search(model, src, lengths, beam_size=beam_size)
+    if beam_size in (0, -1):
+        with pytest.raises(ValueError, match="beam_size"):
+            model.translate(["s1 s2"], beam_size=beam_size)
+
+
+@pytest.mark.parametrize("max_len", [0, -3, 2.5, False])
+def test_bad_length_cap(tiny, max_len):
+    model, src, lengths = tiny
+    for call in (lambda: search.greedy(model, src, lengths, max_len=max_len),
+                 lambda: search.beam_search(model, src, lengths, max_len=max_len),
+                 lambda: search.beam_search_one(model, src[0], max_len=max_len),
+                 lambda: search.exhaustive_search(model, src, lengths, max_len=max_len)):
+        with pytest.raises(ValueError, match=r"max_len \(the length cap\)"):
+            call()
+
+
+@pytest.mark.parametrize("alpha", [-0.1, -1, float("nan"), float("inf"), "1"])
+def test_bad_alpha(tiny, alpha):
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match="alpha .* >= 0"):
+        search.beam_search(model, src, lengths, alpha=alpha)
+    with pytest.raises(ValueError, match="alpha"):
+        search.exhaustive_search(model, src, lengths, max_len=2, alpha=alpha)
+
+
+@pytest.mark.parametrize("n_best", [0, 4, 1.0])
+def test_bad_n_best(tiny, n_best):
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match="n_best must be an integer from 1 to beam_size=3"):
+        search.beam_search(model, src, lengths, beam_size=3, n_best=n_best)
+
+
+def test_exhaustive_search_refuses_a_large_space(tiny):
+    model, src, lengths = tiny
+    assert search.count_sequences(6, 3) == 1 + 3 + 9 + 27
+    with pytest.raises(ValueError, match=r"would score [\d,]+ sequences .* more than limit"):
+        search.exhaustive_search(model, src, lengths, max_len=20)
+    with pytest.raises(ValueError, match="limit=100"):
+        search.exhaustive_search(model, src, lengths, max_len=5, limit=100)
+
+
+def test_bad_batch_shapes(tiny):
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match=r"src \(B, S\) and src_lengths \(B,\)"):
+        search.beam_search(model, src, lengths[:1])
+    with pytest.raises(ValueError, match=r"src \(B, S\)"):
+        search.greedy(model, src[0], lengths)
+
+
+def test_table_model_refuses_bad_tables():
+    with pytest.raises(ValueError, match="sums to"):
+        TableModel({(): {"A": 0.5}})
+    with pytest.raises(ValueError, match="cannot be generated"):
+        TableModel({(): {"<pad>": 1.0}})
+    with pytest.raises(ValueError, match="tuples of tokens"):
+        TableModel({"A": {"<eos>": 1.0}})
