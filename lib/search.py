@@ -333,7 +333,8 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     takes the 2k best (one `topk` over (B, k*V)):
 
     * a candidate ending in <eos> is finished and set aside in the sentence's pool, if it is
-      among the k best (what a plain k-best beam would keep; this makes k = 1 exactly greedy);
+      among the k best (what a plain k-best beam would keep; this makes k = 1 with alpha = 0
+      exactly greedy, while alpha > 0 may search on for a longer, better-normalised answer);
     * the k best other candidates stay in the beam (there are always k: at most k of the 2k
       end in <eos>, one per live hypothesis);
     * at max_len the hypotheses still in the beam count as finished.
@@ -371,7 +372,8 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
         raw, flat = cand.topk(2 * k, dim=1)  # (A, 2k) best first
         parent, tok = flat // V, flat % V  # (A, 2k) the beam extended, the token added
         is_eos = tok == EOS  # (A, 2k)
-        keep = is_eos.to(torch.uint8).sort(dim=1, stable=True).indices[:, :k]  # (A, k)
+        # positions of the k best candidates not ending in <eos>, best first
+        keep = (rank + 2 * k * is_eos).topk(k, dim=1, largest=False).indices  # (A, k)
         kept = torch.zeros_like(is_eos).scatter_(1, keep, True)  # (A, 2k)
         finishing = is_eos & (rank < k)  # (A, 2k)
         if t == max_len:
