@@ -1,0 +1,272 @@
+"""Beam explorer: the tree of hypotheses that beam search considered, step by step.
+
+    beam_explorer(model, "I am cold.", beam_size=3)
+
+Drawn from `lib.search.beam_search(..., trace=True).trace`: every step's 2k best candidates,
+which stayed in the beam (blue), which were pruned (grey, dashed), which ended with <eos>
+(purple), the winner's path (green) and, beside it, the path greedy search takes (orange).
+"""
+
+from __future__ import annotations
+
+import math
+
+from lib.search import normalize
+from lib.widgets.render import View, button_group, esc, fmt, header, short, slider
+from lib.widgets.trace import BeamCapture, capture_beam
+
+BW, BH, DX, DY = 78, 32, 98, 40  # node box width/height, column and row spacing
+ML, TOP = 8, 8
+
+CSS = """
+.s2sw .s2s-tree .node rect{stroke-width:1.4}
+.s2sw .s2s-tree .node text{font-size:12px}
+.s2sw .s2s-tree .node .sc{font-size:11px;fill:var(--muted)}
+.s2sw .s2s-tree .kept rect{fill:var(--keep-bg);stroke:var(--keep)}
+.s2sw .s2s-tree .pruned rect{fill:var(--prune-bg);stroke:var(--prune);stroke-dasharray:4 3}
+.s2sw .s2s-tree .pruned text{fill:var(--muted)}
+.s2sw .s2s-tree .finished rect{fill:var(--fin-bg);stroke:var(--fin);stroke-width:2}
+.s2sw .s2s-tree .root rect{fill:var(--panel);stroke:var(--fg)}
+.s2sw .s2s-tree .edge{fill:none;stroke:var(--keep);stroke-width:1.3;opacity:.75}
+.s2sw .s2s-tree .edge.pruned{stroke:var(--prune);stroke-dasharray:4 3;opacity:.6}
+.s2sw .s2s-tree .edge.finished{stroke:var(--fin)}
+.s2sw .s2s-tree.final .win rect{stroke:var(--win);stroke-width:3}
+.s2sw .s2s-tree.final .edge.win{stroke:var(--win);stroke-width:3.2;opacity:1}
+.s2sw .s2s-tree .gb{fill:var(--greedy)}
+.s2sw .s2s-tree .gb+text{fill:#fff;font-size:9px;font-weight:700}
+.s2sw .s2s-tree .gnode rect{fill:none;stroke:var(--greedy);stroke-width:1.6}
+.s2sw .s2s-tree .gedge{fill:none;stroke:var(--greedy);stroke-width:1.5}
+.s2sw .s2s-tree .now rect{filter:drop-shadow(0 0 3px #f59e0b)}
+.s2sw .s2s-tree .glabel{font-size:12px;font-weight:700;fill:var(--greedy)}
+.s2sw .s2s-tree.hide-pruned .pruned{display:none}
+.s2sw .s2s-key i{display:inline-block;width:18px;height:10px;border:2px solid;border-radius:2px}
+.s2sw tr.win td{font-weight:700;color:var(--win)}
+.s2sw .s2s-summary{margin:6px 0;font-size:13px}
+"""
+
+
+def _layout(nodes: list[dict]) -> dict[int, tuple[float, float]]:
+    """(x, y) of every node: one column per step, children grouped under their parent's row
+    order and sorted by log-probability, so the tree's branches cross as little as possible."""
+    by_step: dict[int, list[dict]] = {}
+    for n in nodes:
+        by_step.setdefault(n["step"], []).append(n)
+    row: dict[int, int] = {}
+    pos = {}
+    for step in sorted(by_step):
+        column = sorted(by_step[step], key=lambda n: (row.get(n["parent"], 0), -n["raw"]))
+        for r, n in enumerate(column):
+            row[n["id"]] = r
+            pos[n["id"]] = (ML + step * DX, TOP + r * DY)
+    return pos
+
+
+def _path_ids(nodes: dict[int, dict], node_id: int) -> list[int]:
+    ids = []
+    while node_id is not None:
+        ids.append(node_id)
+        node_id = nodes[node_id]["parent"]
+    return ids[::-1]
+
+
+def _tokens(nodes: dict[int, dict], node_id: int) -> list[str]:
+    return [nodes[i]["text"] for i in _path_ids(nodes, node_id)[1:]]
+
+
+def _captions(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict]) -> list[str]:
+    """One sentence per step that says what happened, for the readout under the slider."""
+    t = cap.trace
+    out = [f"Step 0: the beam holds a single hypothesis, &lt;sos&gt;. Each step extends every "
+           f"live hypothesis by every token and keeps the {t['beam_size']} most probable."]
+    best = None
+    for step in range(1, 1 + max(n["step"] for n in nodes)):
+        here = [n for n in nodes if n["step"] == step]
+        count = {s: sum(n["status"] == s for n in here) for s in ("kept", "finished", "pruned")}
+        for n in here:
+            if n["status"] == "finished" and (best is None or n["score"] > best["score"]):
+                best = n
+        text = (f"Step {step}: of the {len(here)} best candidates, {count['kept']} stay in the "
+                f"beam, {count['finished']} finished, {count['pruned']} pruned.")
+        if best is not None:
+            words = esc(" ".join(_tokens(by_id, best["id"])))
+            text += f" Best finished so far: «{words}» (score {fmt(best['score'])})."
+        out.append(text)
+    return out
+
+
+def _node(n: dict, x: float, y: float, cls: str, alpha: float) -> str:
+    status = n["status"] if n["text"] == "<eos>" or n["status"] != "finished" \
+        else "finished at the length cap"
+    tip = (f"{n['text']} · step {n['step']} · {status} · log P = {n['raw']:.3f} · "
+           f"score = log P / {n['step']}^{alpha:g} = {n['score']:.3f}")
+    return (f'<g class="node {cls}" data-step="{n["step"]}"><title>{esc(tip)}</title>'
+            f'<rect x="{x}" y="{y}" width="{BW}" height="{BH}" rx="5"/>'
+            f'<text x="{x + BW / 2}" y="{y + 13}" text-anchor="middle">{esc(short(n["text"], 10))}'
+            f'</text><text class="sc" x="{x + BW / 2}" y="{y + 26}" text-anchor="middle" '
+            f'data-raw="{fmt(n["raw"])}" data-norm="{fmt(n["score"])}">{fmt(n["raw"])}</text></g>')
+
+
+def _edge(x1, y1, x2, y2, cls: str, step: int) -> str:
+    mx = (x1 + x2) / 2
+    return (f'<path class="{cls}" data-step="{step}" d="M{x1} {y1} C{mx} {y1} {mx} {y2} '
+            f'{x2} {y2}"/>')
+
+
+JS_BEAM = r"""
+var tree = q(".s2s-tree"), last = data.steps, scroll = q(".s2s-scroll");
+var sl = q('[data-slider="step"]'), out = q(".s2s-beamout"), mode = "raw";
+function show(t, keepScroll) {
+  qa("[data-step]", tree).forEach(function (el) {
+    var k = +el.getAttribute("data-step");
+    el.style.display = k <= t ? "" : "none";
+    el.classList.toggle("now", k === t && t > 0 && t < last);
+  });
+  tree.classList.toggle("final", t === last);
+  qa("tr[data-step]").forEach(function (r) {
+    r.style.display = +r.getAttribute("data-step") <= t ? "" : "none";
+  });
+  q(".s2s-stepval").textContent = t + " / " + last;
+  out.innerHTML = data.captions[t];
+  if (keepScroll) return;
+  var left = data.ml + t * data.dx, right = left + data.bw;  // keep column t in view
+  if (right > scroll.scrollLeft + scroll.clientWidth) {
+    scroll.scrollLeft = right - scroll.clientWidth + 24;
+  }
+  if (left < scroll.scrollLeft) scroll.scrollLeft = Math.max(0, left - 24);
+}
+sl.addEventListener("input", function () { show(+sl.value); });
+q('[data-toggle="pruned"]').addEventListener("change", function (ev) {
+  tree.classList.toggle("hide-pruned", !ev.target.checked);
+});
+qa('[data-group="score"] button').forEach(function (b) {
+  b.addEventListener("click", function () {
+    mode = b.getAttribute("data-value");
+    press(q('[data-group="score"]'), mode);
+    qa(".sc", tree).forEach(function (s) { s.textContent = s.getAttribute("data-" + mode); });
+  });
+});
+show(last, true);
+"""
+
+
+class BeamView(View):
+    """The beam explorer of one search (see `beam_explorer`)."""
+
+    kind = "beam"
+
+    def __init__(self, cap: BeamCapture):
+        t = cap.trace
+        nodes, k, alpha = t["nodes"], t["beam_size"], t["alpha"]
+        by_id = {n["id"]: n for n in nodes}
+        pos = _layout(nodes)
+        last = max(n["step"] for n in nodes)
+        win_path = set(_path_ids(by_id, t["winner"]))
+        # tree nodes on greedy's path: the node whose tokens are greedy's first `step` tokens
+        greedy_ids = set()
+        for n in nodes:
+            if n["step"] and _tokens(by_id, n["id"]) == cap.greedy[:n["step"]]:
+                greedy_ids.add(n["id"])
+        rows = max(sum(n["step"] == s for n in nodes) for s in range(last + 1))
+        gy = TOP + rows * DY + 26  # the greedy strip under the tree
+        width = ML + max(last, len(cap.greedy)) * DX + BW + 12
+        height = gy + BH + 10
+        parts = []
+        for n in nodes:  # edges first, under the boxes
+            if n["parent"] is None:
+                continue
+            (px, py), (x, y) = pos[n["parent"]], pos[n["id"]]
+            cls = f"edge {n['status']}" + (" win" if n["id"] in win_path else "")
+            parts.append(_edge(px + BW, py + BH / 2, x, y + BH / 2, cls, n["step"]))
+        for n in nodes:
+            x, y = pos[n["id"]]
+            cls = "root" if n["parent"] is None else n["status"]
+            cls += " win" if n["id"] in win_path else ""
+            parts.append(_node(n, x, y, cls, alpha))
+            if n["id"] in greedy_ids:
+                parts.append(f'<g data-step="{n["step"]}"><title>on greedy\'s path</title>'
+                             f'<circle class="gb" cx="{x + BW - 2}" cy="{y + 2}" r="6"/>'
+                             f'<text x="{x + BW - 2}" y="{y + 5}" text-anchor="middle">G</text>'
+                             f"</g>")
+        # the greedy strip: greedy's tokens with the running log P (or score)
+        parts.append(f'<text class="glabel" x="{ML + BW / 2}" y="{gy + BH / 2 + 4}" '
+                     f'text-anchor="middle">greedy →</text>')
+        raw = 0.0
+        for i, (tok, lp) in enumerate(zip(cap.greedy, cap.greedy_logp), start=1):
+            raw += lp
+            x = ML + i * DX
+            if i > 1:
+                parts.append(_edge(x - DX + BW, gy + BH / 2, x, gy + BH / 2, "gedge", i))
+            tip = f"greedy step {i}: {tok} · P = {math.exp(lp):.3f}"
+            parts.append(
+                f'<g class="gnode" data-step="{i}"><title>{esc(tip)}</title>'
+                f'<rect x="{x}" y="{gy}" width="{BW}" height="{BH}" rx="5"/>'
+                f'<text x="{x + BW / 2}" y="{gy + 13}" text-anchor="middle">'
+                f'{esc(short(tok, 10))}</text><text class="sc" x="{x + BW / 2}" y="{gy + 26}" '
+                f'text-anchor="middle" data-raw="{fmt(raw)}" '
+                f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
+        svg = (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '
+               f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+               f'style="max-width:none" role="img" aria-label="beam search tree">'
+               + "".join(parts) + "</svg></div>")
+
+        finished = sorted((n for n in nodes if n["status"] == "finished"),
+                          key=lambda n: -n["score"])
+        table = ['<table><tr><th class="l">finished hypothesis</th><th>step</th>'
+                 '<th>log P</th><th>score</th><th></th></tr>']
+        for n in finished:
+            win = n["id"] == t["winner"]
+            table.append(
+                f'<tr data-step="{n["step"]}"{" class=win" if win else ""}><td class="l">'
+                f'{esc(" ".join(_tokens(by_id, n["id"])))}</td><td>{n["step"]}</td>'
+                f'<td>{fmt(n["raw"], 3)}</td><td>{fmt(n["score"], 3)}</td>'
+                f'<td>{"★ winner" if win else ""}</td></tr>')
+        table.append("</table>")
+
+        win = by_id[t["winner"]]
+        g_raw = sum(cap.greedy_logp)
+        verdict = ("Beam and greedy agree." if cap.translation == cap.greedy_translation else
+                   "Beam search found a more probable sentence than greedy."
+                   if win["raw"] > g_raw else
+                   "Beam's winner is less probable than greedy's output but scores higher once "
+                   "normalised by length.")
+        summary = (
+            f'<p class="s2s-summary"><b style="color:var(--win)">Beam</b> (k = {k}, α = '
+            f'{alpha:g}): «{esc(cap.translation)}» · log P = {fmt(win["raw"], 3)} · score = '
+            f'{fmt(win["score"], 3)}<br><b style="color:var(--greedy)">Greedy</b>: '
+            f'«{esc(cap.greedy_translation)}» · log P = {fmt(g_raw, 3)} · score = '
+            f'{fmt(cap.greedy_score, 3)}<br>{verdict}</p>')
+        key = "".join(
+            f'<span class="s2s-key"><i style="border-color:var(--{c});background:var(--{c}-bg)'
+            f'{";border-style:dashed" if c == "prune" else ""}"></i>{name}</span>'
+            for c, name in (("keep", "in the beam"), ("prune", "pruned"), ("fin", "finished"),
+                            ("win", "winner's path")))
+        key += ('<span class="s2s-key"><span class="s2s-dot" style="background:var(--greedy)">'
+                "</span>G: on greedy's path</span>")
+        controls = (slider("step", 0, last, last, "step") + '<span class="s2s-js s2s-stepval">'
+                    '</span><label class="s2s-js"><input type="checkbox" data-toggle="pruned" '
+                    'checked> show pruned</label>'
+                    + button_group("score", [("raw", "log P"), ("norm", "log P / L^α")], "raw",
+                                   "scores:"))
+        body = (
+            f'{header(f"Beam search on «{esc(cap.sentence)}»")}'
+            f'<p class="s2s-sub">Every step keeps the {k} best hypotheses by log P; a '
+            f"hypothesis that ends with &lt;eos&gt; leaves the beam and is scored by "
+            f"log P / L^α (L = its length, α = {alpha:g}). Boxes show a token and the log P of "
+            f"the hypothesis ending there.</p>"
+            f'<div class="s2s-bar">{controls}</div><div>{key}</div>{svg}'
+            f'<div class="s2s-readout s2s-beamout"></div>{summary}{"".join(table)}'
+            '<noscript><p class="s2s-note">JavaScript is off: the whole search is shown; the '
+            "step slider and the toggles need JavaScript.</p></noscript>")
+        data = {"steps": last, "dx": DX, "ml": ML, "bw": BW,
+                "captions": _captions(cap, nodes, by_id)}
+        super().__init__(body, JS_BEAM, data, f"Beam search: {cap.sentence}", cap, CSS)
+
+
+def beam_explorer(model, sentence: str, beam_size: int = 3, alpha: float | None = None,
+                  max_len: int | None = None) -> BeamView:
+    """Run beam search on `sentence` with a trace and draw its tree (alpha None: the default
+    of `lib.search`). The winner is what `model.translate([sentence], beam_size, ...)` gives."""
+    from lib.search import DEFAULT_ALPHA
+
+    alpha = DEFAULT_ALPHA if alpha is None else alpha
+    return BeamView(capture_beam(model, sentence, beam_size, alpha, max_len))

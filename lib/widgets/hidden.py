@@ -1,0 +1,447 @@
+"""Hidden-state explorer: heatmaps of the encoder's and decoder's states, their PCA trajectory,
+and a map of many sentences' context vectors.
+
+    view = hidden_state_explorer(model, "I am cold.", map_sentences=test_sentences)
+    view              # in a notebook: the interactive view
+    view.save_html("hidden.html")
+
+A heatmap has one row per hidden unit and one column per token; its colours are the state's
+values, which a GRU keeps in (-1, 1). A hidden size of 512 makes 512 rows, too many to read,
+so by default we show the `units` rows that vary most over the sentence.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from lib.widgets.render import (
+    CATEGORICAL,
+    View,
+    button_group,
+    css_gradient,
+    diverging_rgb,
+    esc,
+    header,
+    png_data_uri,
+    short,
+    slider,
+)
+from lib.widgets.trace import ContextMap, HiddenTrace, capture_contexts, capture_hidden, pca2
+
+WIDTH = 696  # SVG user units; the SVGs scale down to narrower columns
+ENC, DEC = "#2563eb", "#ea580c"  # encoder blue, decoder orange
+
+CSS = """
+.s2sw .s2s-heat svg image{image-rendering:pixelated;image-rendering:crisp-edges}
+.s2sw .s2s-heat .tok{font-size:12px;cursor:default}
+.s2sw .s2s-heat .tok.unk{font-style:italic;fill:var(--muted)}
+.s2sw .s2s-heat .tok.on{font-weight:700}
+.s2sw .s2s-heat .hl{fill:none;stroke:var(--fg);stroke-width:1.5}
+.s2sw .s2s-heat .cur{fill:none;stroke:#f59e0b;stroke-width:2.5}
+.s2sw .s2s-traj .pt{stroke:var(--bg);stroke-width:1}
+.s2sw .s2s-traj .pl{font-size:11px}
+.s2sw .s2s-traj .now.pt{r:6.5;stroke:var(--fg);stroke-width:1.5}
+.s2sw .s2s-traj .now.pl,.s2sw .s2s-traj .hov.pl{font-weight:700;font-size:12px}
+.s2sw .s2s-traj .hov.pt{r:6.5}
+.s2sw .s2s-traj .seg{stroke-width:1.6;opacity:.7}
+.s2sw .axis{stroke:var(--line);stroke-width:1}
+.s2sw .axl{font-size:11px;fill:var(--muted)}
+.s2sw .s2s-map .mp{stroke:var(--bg);stroke-width:.6;opacity:.85}
+.s2sw .s2s-map .mp.nn{stroke:var(--fg);stroke-width:2;opacity:1}
+.s2sw .s2s-map .mp.hov{stroke:var(--fg);stroke-width:2.5;opacity:1}
+.s2sw .s2s-map .you{fill:none;stroke:var(--fg);stroke-width:2}
+.s2sw .s2s-map .youl{font-size:12px;font-weight:700}
+.s2sw .s2s-map .nnl{stroke:var(--fg);stroke-width:1;opacity:.6}
+.s2sw .s2s-panel{margin:10px 0 4px}
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# Heatmaps
+# ---------------------------------------------------------------------------------------------
+
+
+def pick_units(states: torch.Tensor, units: int | None) -> torch.Tensor:
+    """Rows to show for states (T, H): the `units` most varying over time, sorted by their
+    final value (so the last column, for the encoder the context, reads as a gradient)."""
+    T, H = states.shape
+    if units is None or units >= H:
+        rows = torch.arange(H)
+    else:
+        spread = states.var(0, unbiased=False) if T > 1 else states[0].abs()  # (H,)
+        rows = spread.topk(units).indices  # (units,)
+    return rows[states[-1, rows].argsort(descending=True)]
+
+
+def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units: int | None,
+            key: str, mode: str, layer: int, colour: str) -> tuple[str, dict]:
+    """One heatmap panel: states (T, H) of one layer -> (HTML, data for the readout)."""
+    T, H = states.shape
+    rows = pick_units(states, units)  # (N,)
+    shown = states[:, rows].T  # (N, T) units x time
+    N = shown.size(0)
+    ml, top = 40, 6
+    cw = min(64.0, (WIDTH - ml - 8) / T)
+    ch = 5.0 if N <= 48 else 240.0 / N
+    hw, hh = cw * T, ch * N
+    rotate = any(len(t) * 6.8 > cw - 4 for t in labels)
+    label_h = 14 + (min(80, 6.5 * max(len(t) for t in labels)) if rotate else 8)
+    height = top + hh + label_h
+    img = png_data_uri(diverging_rgb(shown))
+    parts = [
+        f'<svg class="s2s-fig" viewBox="0 0 {WIDTH} {height:.0f}" width="{WIDTH}" '
+        f'role="img" aria-label="heatmap of {esc(key)}">',
+        f'<image href="{img}" x="{ml}" y="{top}" width="{hw:.2f}" height="{hh:.2f}" '
+        f'preserveAspectRatio="none"/>',
+        f'<rect x="{ml}" y="{top}" width="{hw:.2f}" height="{hh:.2f}" fill="none" '
+        f'stroke="var(--line)"/>',
+        f'<text class="axl" transform="translate(14 {top + hh / 2:.0f}) rotate(-90)" '
+        f'text-anchor="middle">{N} units</text>',
+        f'<rect class="hl" x="0" y="{top - 1}" width="{cw:.2f}" height="{hh + 2:.2f}" '
+        f'style="display:none"/>',
+        f'<rect class="cur" x="0" y="{top - 1}" width="{cw:.2f}" height="{hh + 2:.2f}" '
+        f'style="display:none"/>',
+    ]
+    y = top + hh + 14
+    for t, (tok, unk) in enumerate(zip(labels, unknown)):
+        x = ml + cw * (t + 0.5)
+        cls = "tok unk" if unk else "tok"
+        tip = f"{tok}: not in the vocabulary, read as &lt;unk&gt;" if unk else tok
+        pos = (f'transform="translate({x:.1f} {y - 4:.0f}) rotate(-45)" text-anchor="end"'
+               if rotate else f'x="{x:.1f}" y="{y:.0f}" text-anchor="middle"')
+        parts.append(f'<text class="{cls}" data-col="{t}" {pos} style="fill:{colour}">'
+                     f'<title>{esc(tip)}</title>{esc(short(tok, 14))}</text>')
+    parts.append("</svg>")
+    what = ("h<sub>t</sub><sup>{l}</sup> after reading each source token" if mode == "enc"
+            else "s<sub>t</sub><sup>{l}</sup> after each step, under the token it predicted")
+    chosen = (f"the {N} of {H} units that vary most over the sentence"
+              if N < H else f"all {H} units")
+    html = (
+        f'<div class="s2s-panel s2s-heat" data-key="{key}" data-mode="{mode}" '
+        f'data-layer="{layer}" data-x0="{ml}" data-y0="{top}" data-cw="{cw:.4f}" '
+        f'data-ch="{ch:.4f}">'
+        f'<h4>{"Encoder" if mode == "enc" else "Decoder"} · layer {layer}</h4>'
+        f'<p class="s2s-sub">{what.format(l=layer)}: {chosen}, sorted by their last value. '
+        f'−1<span class="s2s-legend" style="background:{css_gradient()}"></span>+1</p>'
+        + "".join(parts) + "</div>")
+    data = {"units": rows.tolist(), "vals": (shown * 100).round().int().tolist(),
+            "labels": labels}
+    return html, data
+
+
+# ---------------------------------------------------------------------------------------------
+# PCA trajectory of one layer's states
+# ---------------------------------------------------------------------------------------------
+
+
+def _fit(points: torch.Tensor, x0: float, y0: float, w: float, h: float) -> torch.Tensor:
+    """Scale points (N, 2) into the box with equal x and y scales (PCA distances are real)."""
+    lo, hi = points.min(0).values, points.max(0).values  # (2,)
+    span = (hi - lo).clamp(min=1e-9)
+    scale = min(w / float(span[0]), h / float(span[1]))
+    centre = (lo + hi) / 2
+    xy = (points - centre) * scale  # (N, 2) y up
+    return torch.stack([x0 + w / 2 + xy[:, 0], y0 + h / 2 - xy[:, 1]], 1)
+
+
+def trajectory(trace: HiddenTrace, layer: int, enc: torch.Tensor, dec: torch.Tensor) -> str:
+    """enc (S, H) and dec (T, H) states of one layer as a path on their two main directions."""
+    S, T = enc.size(0), dec.size(0)
+    pca = pca2(torch.cat([enc, dec]))
+    height, ml, mb, pad = 270, 26, 24, 16
+    xy = _fit(pca.project(torch.cat([enc, dec])), ml + pad, pad, WIDTH - ml - 2 * pad,
+              height - mb - 2 * pad).tolist()
+    labels = trace.source + trace.output
+    parts = [f'<svg class="s2s-fig" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" role="img" '
+             f'aria-label="PCA trajectory of layer {layer}">',
+             f'<line class="axis" x1="{ml}" y1="{height - mb}" x2="{WIDTH}" y2="{height - mb}"/>',
+             f'<line class="axis" x1="{ml}" y1="0" x2="{ml}" y2="{height - mb}"/>',
+             f'<text class="axl" x="{(WIDTH + ml) / 2:.0f}" y="{height - 6}" '
+             f'text-anchor="middle">PC1 · {pca.explained[0]:.0%} of the variance</text>',
+             f'<text class="axl" transform="translate(14 {(height - mb) / 2:.0f}) rotate(-90)" '
+             f'text-anchor="middle">PC2 · {pca.explained[1]:.0%}</text>']
+    for i in range(1, S + T):  # segment from state i-1 to state i, shown from step i+1
+        colour = ENC if i < S else DEC
+        (x1, y1), (x2, y2) = xy[i - 1], xy[i]
+        parts.append(f'<line class="seg" data-t="{i + 1}" x1="{x1:.1f}" y1="{y1:.1f}" '
+                     f'x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}"/>')
+    (cx, cy) = xy[S - 1]
+    parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="9" fill="none" stroke="{ENC}" '
+                 f'stroke-dasharray="2 2" data-t="{S}"><title>h_S: the encoder\'s last state, '
+                 f'handed to the decoder as its first state</title></circle>')
+    for i, ((x, y), tok) in enumerate(zip(xy, labels)):
+        colour, who = (ENC, "encoder reads") if i < S else (DEC, "decoder writes")
+        parts.append(f'<circle class="pt" data-t="{i + 1}" cx="{x:.1f}" cy="{y:.1f}" r="4" '
+                     f'fill="{colour}"><title>step {i + 1}: {who} {esc(tok)}</title></circle>')
+        parts.append(f'<text class="pl" data-t="{i + 1}" x="{x + 6:.1f}" y="{y - 6:.1f}" '
+                     f'style="fill:{colour}">{esc(short(tok, 14))}</text>')
+    parts.append("</svg>")
+    return (f'<div class="s2s-panel s2s-traj" data-layer="{layer}">'
+            f"<h4>Trajectory of layer {layer}'s state</h4>"
+            f'<p class="s2s-sub">Each dot is the state after one step, drawn on the two '
+            f'directions along which this sentence\'s states vary most (PCA). '
+            f'<span class="s2s-key"><span class="s2s-dot" style="background:{ENC}"></span>'
+            f'encoder</span><span class="s2s-key"><span class="s2s-dot" '
+            f'style="background:{DEC}"></span>decoder</span>the dashed ring is the '
+            f'encoder\'s last state, where the decoder starts.</p>'
+            + "".join(parts) + "</div>")
+
+
+# ---------------------------------------------------------------------------------------------
+# The map of context vectors
+# ---------------------------------------------------------------------------------------------
+
+
+def map_panel(cmap: ContextMap, you: list[tuple[str, list[float]]] | None = None) -> str:
+    """Scatter of the sentences' context vectors; `you` adds (label, state (H,)) markers."""
+    height, ml, mb, pad = 320, 26, 24, 14
+    pts = torch.tensor(cmap.points, dtype=torch.float64)  # (N, 2)
+    extra = torch.zeros(0, 2, dtype=torch.float64)
+    if you:
+        extra = cmap.pca().project(torch.tensor([v for _, v in you], dtype=torch.float64))
+    xy = _fit(torch.cat([pts, extra]), ml + pad, pad, WIDTH - ml - 2 * pad - 110,
+              height - mb - 2 * pad).tolist()
+    groups = sorted(set(cmap.groups), key=lambda g: (g == "other", g))
+    colour = {g: CATEGORICAL[i % len(CATEGORICAL)] for i, g in enumerate(groups)}
+    if "other" in colour:
+        colour["other"] = "#9ca3af"
+    parts = [f'<svg class="s2s-fig" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" role="img" '
+             f'aria-label="map of context vectors">',
+             f'<line class="axis" x1="{ml}" y1="{height - mb}" x2="{WIDTH - 110}" '
+             f'y2="{height - mb}"/>',
+             f'<line class="axis" x1="{ml}" y1="0" x2="{ml}" y2="{height - mb}"/>',
+             f'<text class="axl" x="{(WIDTH - 110 + ml) / 2:.0f}" y="{height - 6}" '
+             f'text-anchor="middle">PC1 · {cmap.explained[0]:.0%} of the variance</text>',
+             f'<text class="axl" transform="translate(14 {(height - mb) / 2:.0f}) rotate(-90)" '
+             f'text-anchor="middle">PC2 · {cmap.explained[1]:.0%}</text>',
+             '<g class="nnlines"></g>']
+    for i, ((x, y), s, g, nn) in enumerate(zip(xy, cmap.sentences, cmap.groups,
+                                               cmap.neighbours)):
+        parts.append(f'<circle class="mp" data-i="{i}" data-nn="{" ".join(map(str, nn))}" '
+                     f'cx="{x:.1f}" cy="{y:.1f}" r="3.6" fill="{colour[g]}">'
+                     f"<title>{esc(s)}</title></circle>")
+    for (label, _), (x, y) in zip(you or [], xy[len(pts):]):
+        parts.append(f'<circle class="you" cx="{x:.1f}" cy="{y:.1f}" r="7"/>'
+                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="var(--fg)"/>'
+                     f'<text class="youl" x="{x + 10:.1f}" y="{y + 4:.1f}">'
+                     f"{esc(short(label, 28))}</text>")
+    ly = 14
+    for g in groups if groups != [""] else []:
+        parts.append(f'<circle cx="{WIDTH - 100}" cy="{ly - 4}" r="4.5" fill="{colour[g]}"/>'
+                     f'<text x="{WIDTH - 90}" y="{ly}" style="font-size:12px">'
+                     f"{esc(short(g, 13))}</text>")
+        ly += 18
+    parts.append("</svg>")
+    layer = "the last layer" if cmap.layer == -1 else f"layer {cmap.layer + 1}"
+    return (f'<div class="s2s-panel s2s-map"><h4>Where {len(cmap.sentences)} sentences land'
+            f"</h4><p class=\"s2s-sub\">Each dot is one sentence's context (the final state of "
+            f"{layer}), on the two directions along which the contexts vary most. Hover a dot "
+            f"to read its sentence and ring its 3 nearest neighbours in the full space.</p>"
+            + "".join(parts) + '<div class="s2s-readout s2s-mapout"></div></div>')
+
+
+# ---------------------------------------------------------------------------------------------
+# The views
+# ---------------------------------------------------------------------------------------------
+
+JS_HIDDEN = r"""
+var S = data.S, T = data.T, st = {mode: data.mode, layer: data.layer, t: S + T};
+var readout = q(".s2s-hidout");
+function say(html) { readout.innerHTML = html; }
+function who(t) {
+  return t <= S ? "the encoder reads <b>" + esc(data.source[t - 1]) + "</b>"
+                : "the decoder writes <b>" + esc(data.output[t - S - 1]) + "</b>";
+}
+function render() {
+  qa(".s2s-heat").forEach(function (p) {
+    p.hidden = !(p.getAttribute("data-mode") === st.mode &&
+                 +p.getAttribute("data-layer") === st.layer);
+  });
+  qa(".s2s-traj").forEach(function (p) { p.hidden = +p.getAttribute("data-layer") !== st.layer; });
+  press(q('[data-group="mode"]'), st.mode);
+  press(q('[data-group="layer"]'), st.layer);
+  var t = st.t, mode = t <= S ? "enc" : "dec", col = t <= S ? t - 1 : t - S - 1;
+  qa(".s2s-traj [data-t]").forEach(function (el) {
+    var k = +el.getAttribute("data-t");
+    el.style.display = k <= t ? "" : "none";
+    el.classList.toggle("now", k === t && t < S + T);
+  });
+  qa(".s2s-heat").forEach(function (p) {
+    var cur = q(".cur", p), on = p.getAttribute("data-mode") === mode && t < S + T;
+    cur.style.display = on ? "" : "none";
+    if (on) cur.setAttribute("x", +p.getAttribute("data-x0") + col * +p.getAttribute("data-cw"));
+  });
+  q('[data-slider="t"]').value = t;
+  q(".s2s-tval").textContent = t + " / " + (S + T);
+  say(t < S + T ? "Step " + t + ": " + who(t) + "." :
+      "All " + (S + T) + " steps: " + S + " read by the encoder, " + T +
+      " written by the decoder. Move the slider to replay them; hover a token or a cell.");
+}
+function hover(panel, col, row) {
+  var hl = q(".hl", panel), cw = +panel.getAttribute("data-cw");
+  qa(".tok", panel).forEach(function (el) {
+    el.classList.toggle("on", +el.getAttribute("data-col") === col);
+  });
+  if (col === null) {
+    hl.style.display = "none";
+    qa(".s2s-traj .hov").forEach(function (e) { e.classList.remove("hov"); });
+    return;
+  }
+  hl.style.display = ""; hl.setAttribute("x", +panel.getAttribute("data-x0") + col * cw);
+  var t = panel.getAttribute("data-mode") === "enc" ? col + 1 : S + col + 1;
+  qa(".s2s-traj [data-t]").forEach(function (e) {
+    e.classList.toggle("hov", +e.getAttribute("data-t") === t);
+  });
+  var d = data.panels[panel.getAttribute("data-key")], text = "Step " + t + ": " + who(t);
+  if (row !== null && row >= 0 && row < d.units.length) {
+    var v = d.vals[row][col] / 100;
+    text += " · unit " + d.units[row] + " = " + (v >= 0 ? "+" : "−") + Math.abs(v).toFixed(2);
+  }
+  say(text);
+}
+qa(".s2s-heat").forEach(function (panel) {
+  var svg = q("svg", panel), img = q("image", panel);
+  qa(".tok", panel).forEach(function (el) {
+    el.addEventListener("mouseenter", function () {
+      hover(panel, +el.getAttribute("data-col"), null);
+    });
+    el.addEventListener("mouseleave", function () { hover(panel, null, null); render(); });
+  });
+  img.addEventListener("mousemove", function (ev) {
+    var p = svg.createSVGPoint(); p.x = ev.clientX; p.y = ev.clientY;
+    p = p.matrixTransform(svg.getScreenCTM().inverse());
+    var col = Math.floor((p.x - +panel.getAttribute("data-x0")) / +panel.getAttribute("data-cw"));
+    var row = Math.floor((p.y - +panel.getAttribute("data-y0")) / +panel.getAttribute("data-ch"));
+    var n = data.panels[panel.getAttribute("data-key")].labels.length;
+    if (col >= 0 && col < n) hover(panel, col, row);
+  });
+  img.addEventListener("mouseleave", function () { hover(panel, null, null); render(); });
+});
+qa('[data-group="mode"] button').forEach(function (b) {
+  b.addEventListener("click", function () {
+    st.mode = b.getAttribute("data-value");
+    if (st.t < S + T && (st.t <= S) !== (st.mode === "enc")) st.t = S + T;
+    render();
+  });
+});
+qa('[data-group="layer"] button').forEach(function (b) {
+  b.addEventListener("click", function () { st.layer = +b.getAttribute("data-value"); render(); });
+});
+q('[data-slider="t"]').addEventListener("input", function (ev) {
+  st.t = +ev.target.value;
+  if (st.t < S + T) st.mode = st.t <= S ? "enc" : "dec";
+  render();
+});
+render();
+"""
+
+JS_MAP = r"""
+var map = q(".s2s-map");
+if (map) {
+  var dots = qa(".mp", map), mapout = q(".s2s-mapout", map);
+  dots.forEach(function (d) {
+    d.addEventListener("mouseenter", function () {
+      var nn = d.getAttribute("data-nn").split(" ").map(Number);
+      dots.forEach(function (e, i) { e.classList.toggle("nn", nn.indexOf(i) >= 0); });
+      d.classList.add("hov");
+      mapout.innerHTML = "<b>" + esc(data.map[+d.getAttribute("data-i")]) + "</b> · nearest: " +
+        nn.map(function (i) { return "«" + esc(data.map[i]) + "»"; }).join(", ");
+    });
+    d.addEventListener("mouseleave", function () {
+      dots.forEach(function (e) { e.classList.remove("nn", "hov"); });
+      mapout.textContent = "";
+    });
+  });
+}
+"""
+
+
+class HiddenView(View):
+    """The hidden-state explorer of one sentence (see `hidden_state_explorer`)."""
+
+    kind = "hidden"
+
+    def __init__(self, trace: HiddenTrace, units: int | None = 48, cmap: ContextMap | None = None,
+                 mode: str = "enc", layer: int | None = None):
+        if mode not in ("enc", "dec"):
+            raise ValueError(f"mode must be 'enc' (encoder) or 'dec' (decoder), got {mode!r}")
+        enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
+        L, S, H = enc.shape
+        T = dec.size(1)
+        layer = L if layer is None else layer
+        if not 1 <= layer <= L:
+            raise ValueError(f"layer must be between 1 and {L}, got {layer}")
+        panels, data_panels = [], {}
+        for lay in range(1, L + 1):
+            for m, states, labels, unknown, colour in (
+                    ("enc", enc[lay - 1], trace.source, trace.unknown, ENC),
+                    ("dec", dec[lay - 1], trace.output, [False] * T, DEC)):
+                key = f"{m}{lay}"
+                html, d = heatmap(states, labels, unknown, units, key, m, lay, colour)
+                panels.append(html)
+                data_panels[key] = d
+        trajs = [trajectory(trace, lay, enc[lay - 1], dec[lay - 1]) for lay in range(1, L + 1)]
+        controls = (
+            button_group("mode", [("enc", "Encoder"), ("dec", "Decoder")], mode)
+            + button_group("layer", [(str(i), f"Layer {i}") for i in range(1, L + 1)],
+                           str(layer)))
+        you = [(f"«{trace.sentence}»", enc[-1 if cmap is None else cmap.layer, -1].tolist())]
+        translation = esc(trace.translation) or "(nothing)"
+        body = (
+            header(f"Inside the model: «{esc(trace.sentence)}» → «{translation}»") +
+            f'<p class="s2s-sub">{L} layers of {H} units; greedy decoding wrote {T} tokens.</p>'
+            f'<div class="s2s-bar">{controls}</div>'
+            + "".join(panels)
+            + f'<div class="s2s-bar">{slider("t", 1, S + T, S + T, "time step")}'
+            f'<span class="s2s-js s2s-tval"></span></div>'
+            f'<div class="s2s-readout s2s-hidout"></div>'
+            + "".join(trajs)
+            + (map_panel(cmap, you) if cmap is not None else "")
+            + '<noscript><p class="s2s-note">JavaScript is off: every layer is shown at the '
+            "last step; the buttons, the slider and hovering need JavaScript.</p></noscript>")
+        data = {"S": S, "T": T, "mode": mode, "layer": layer, "source": trace.source,
+                "output": trace.output, "panels": data_panels,
+                "map": cmap.sentences if cmap is not None else []}
+        super().__init__(body, JS_HIDDEN + JS_MAP, data, f"Hidden states: {trace.sentence}",
+                         trace, CSS)
+
+
+class ContextMapView(View):
+    """A map of many sentences' context vectors (see `context_map`)."""
+
+    kind = "map"
+
+    def __init__(self, cmap: ContextMap, highlight: list[tuple[str, list[float]]] | None = None):
+        body = header("Context vectors") + map_panel(cmap, highlight)
+        super().__init__(body, JS_MAP, {"map": cmap.sentences},
+                         f"Context vectors of {len(cmap.sentences)} sentences", cmap, CSS)
+
+
+def hidden_state_explorer(model, sentence: str, units: int | None = 48,
+                          map_sentences: list[str] | None = None, cmap: ContextMap | None = None,
+                          mode: str = "enc", layer: int | None = None,
+                          max_len: int | None = None) -> HiddenView:
+    """The hidden-state explorer of `sentence`: heatmaps per layer of the encoder's and the
+    decoder's states, the PCA trajectory of the states, and (with `map_sentences`, or a
+    precomputed `cmap`) where the sentence's context lands among many others.
+
+    `units`: rows per heatmap (the most varying units; None for all). `mode` ("enc"/"dec")
+    and `layer` (1-based) pick the panel shown first.
+    """
+    if cmap is None and map_sentences:
+        cmap = capture_contexts(model, list(map_sentences))
+    return HiddenView(capture_hidden(model, sentence, max_len=max_len), units, cmap, mode, layer)
+
+
+def context_map(model, sentences: list[str], highlight: list[str] | None = None,
+                color_by: str = "first word", layer: int = -1) -> ContextMapView:
+    """A map of the context vectors of `sentences` (e.g. 300 test sentences): similar
+    sentences land together. `highlight` sentences are placed on it with a ring and a label."""
+    from lib.widgets.trace import encode_contexts
+
+    cmap = capture_contexts(model, list(sentences), layer=layer, color_by=color_by)
+    marks = []
+    if highlight:
+        vecs = encode_contexts(model, list(highlight), layer)  # (n, H)
+        marks = [(f"«{s}»", v.tolist()) for s, v in zip(highlight, vecs)]
+    return ContextMapView(cmap, marks)

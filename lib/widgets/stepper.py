@@ -1,0 +1,151 @@
+"""Decoder step-through: the prediction head's top-k next tokens at every decoding step.
+
+    decoder_stepper(model, "I am cold.")                     # greedy decoding
+    decoder_stepper(model, "I am cold.", prefix="Je suis")   # force a prefix, then greedy
+
+Forcing a prefix is teacher forcing made interactive: the decoder is fed your tokens instead of
+its own predictions, and the continuation shows how the rest of the sentence follows from them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from lib.widgets.render import View, esc, fmt, header, short, slider
+from lib.widgets.trace import StepTrace, capture_steps
+
+CSS = """
+.s2sw .s2s-chips{display:flex;flex-wrap:wrap;gap:4px;align-items:flex-end;margin:6px 0}
+.s2sw .s2s-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:44px;
+padding:2px 7px;border:1.5px solid var(--line);border-radius:6px;background:var(--panel);
+font-size:13px;line-height:1.25;cursor:pointer}
+.s2sw .s2s-chip small{font-size:10px;color:var(--muted)}
+.s2sw .s2s-chip.forced{border-color:var(--keep);border-style:dashed;background:var(--keep-bg)}
+.s2sw .s2s-chip.sos{cursor:default;color:var(--muted)}
+.s2sw button.s2s-chip[aria-pressed=true]{color:var(--fg);background:var(--bg);
+border-color:#f59e0b;border-style:solid;box-shadow:0 0 0 2px #fcd34d}
+.s2sw .s2s-step{margin:8px 0 10px}
+.s2sw .s2s-step h5{margin:0 0 4px;font-size:13px;font-weight:600}
+.s2sw .s2s-bars{display:grid;grid-template-columns:110px 1fr 58px;gap:3px 8px;
+align-items:center;max-width:520px}
+.s2sw .s2s-bars .w{text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.s2sw .s2s-bars .b{height:14px;border-radius:3px;background:#94a3b8;min-width:2px}
+.s2sw .s2s-bars .p{font-size:12px;color:var(--muted);font-variant-numeric:tabular-nums}
+.s2sw .s2s-bars .pick{font-weight:700}
+.s2sw .s2s-bars .b.pick{background:var(--good)}
+.s2sw .s2s-bars .b.force{background:var(--keep)}
+.s2sw .s2s-bars .gap{grid-column:1/4;color:var(--muted);font-size:11px;text-align:center}
+.s2sw .s2s-tag{font-size:10px;border-radius:3px;padding:0 4px;margin-left:4px;color:#fff;
+vertical-align:1px}
+"""
+
+
+def _bars(step: dict, t: int) -> str:
+    """The top-k bars of one step, with the written token highlighted."""
+    written = step["token"]
+    cls = "force" if step["forced"] else "pick"
+    rows = []
+    for tok, lp in step["top"]:
+        p = math.exp(lp)
+        mark = f" {cls}" if tok == written else ""
+        tag = ""
+        if tok == written:
+            colour = "var(--keep)" if step["forced"] else "var(--good)"
+            tag = f'<span class="s2s-tag" style="background:{colour}">' \
+                  f'{"forced" if step["forced"] else "greedy"}</span>'
+        rows.append(f'<span class="w{" pick" if mark else ""}" title="{esc(tok)}">'
+                    f"{esc(short(tok, 14))}</span>"
+                    f'<span><span class="b{mark}" style="display:block;width:{100 * p:.1f}%">'
+                    f'</span></span><span class="p">{100 * p:.1f}%{tag}</span>')
+    if written not in [tok for tok, _ in step["top"]]:  # a forced token outside the top k
+        p = math.exp(step["logp"])
+        rows.append(f'<span class="gap">… {step["rank"] - len(step["top"]) - 1} more …</span>'
+                    f'<span class="w pick">{esc(short(written, 14))}</span><span><span '
+                    f'class="b force" style="display:block;width:{100 * p:.1f}%"></span></span>'
+                    f'<span class="p">{100 * p:.2g}%<span class="s2s-tag" style="background:'
+                    f'var(--keep)">forced</span></span>')
+    prev = esc(step["input"])
+    how = "your forced token" if t > 1 and step.get("prev_forced") else (
+        "the start token" if t == 1 else "its own previous prediction")
+    loss = (f' · −log P(«{esc(written)}») = {fmt(-step["logp"])}, this step\'s term of the '
+            f"training loss (eq. 7)" if step["forced"] else "")
+    return (f'<div class="s2s-step" data-step="{t}"><h5>Step {t}: the decoder reads '
+            f"«{prev}» ({how}); P(next token) from the prediction head, top {len(step['top'])}"
+            f'{loss}</h5><div class="s2s-bars">' + "".join(rows) + "</div></div>")
+
+
+JS_STEPPER = r"""
+var sl = q('[data-slider="step"]');
+function show(t) {
+  qa(".s2s-step").forEach(function (s) { s.hidden = +s.getAttribute("data-step") !== t; });
+  qa(".s2s-chip[data-step]").forEach(function (c) {
+    c.setAttribute("aria-pressed", String(+c.getAttribute("data-step") === t));
+  });
+  sl.value = t;
+  q(".s2s-stepval").textContent = t + " / " + data.T;
+}
+sl.addEventListener("input", function () { show(+sl.value); });
+qa(".s2s-chip[data-step]").forEach(function (c) {
+  c.addEventListener("click", function () { show(+c.getAttribute("data-step")); });
+});
+show(data.start);
+"""
+
+
+class StepperView(View):
+    """The decoder step-through of one sentence (see `decoder_stepper`)."""
+
+    kind = "stepper"
+
+    def __init__(self, trace: StepTrace, start: int | None = None):
+        steps = [dict(s, prev_forced=i > 0 and trace.steps[i - 1]["forced"])
+                 for i, s in enumerate(trace.steps)]
+        T = len(steps)
+        n_forced = sum(s["forced"] for s in steps)
+        start = start or min(n_forced + 1, T)
+        chips = ['<span class="s2s-chip sos">&lt;sos&gt;<small>start</small></span>']
+        for t, s in enumerate(steps, start=1):
+            cls = "s2s-chip forced" if s["forced"] else "s2s-chip"
+            tip = f"step {t}: P = {math.exp(s['logp']):.3f}, rank {s['rank']}" + (
+                " (forced)" if s["forced"] else "")
+            chips.append(f'<button type="button" class="{cls}" data-step="{t}" '
+                         f'title="{esc(tip)}">{esc(short(s["token"], 14))}'
+                         f"<small>{100 * math.exp(s['logp']):.0f}%</small></button>")
+        output = esc(trace.translation) or "(nothing)"
+        lines = []
+        if trace.prefix:
+            lines.append(f"Forced prefix «{esc(' '.join(trace.prefix))}» (dashed, blue), then "
+                         f"greedy: «{output}»")
+            plain = " ".join(t for t in trace.greedy if t != "<eos>")
+            lines.append(f"Without forcing, greedy writes: «{esc(plain)}»")
+        else:
+            lines.append(f"Greedy decoding writes: «{output}»")
+        lines.append(f"log P(output | source) = Σ log P of the written tokens = "
+                     f"{fmt(trace.log_prob, 3)}")
+        if trace.prefix_unknown:
+            lines.append('<span class="s2s-err">Not in the French vocabulary (read as '
+                         f"&lt;unk&gt;): {esc(', '.join(trace.prefix_unknown))}</span>")
+        if not steps or steps[-1]["token"] != "<eos>":
+            lines.append("It stopped at the length cap before writing &lt;eos&gt;.")
+        body = (
+            header(f"Decoding «{esc(trace.sentence)}» step by step", png=False)
+            + '<p class="s2s-sub">At each step the decoder reads the previous token and the '
+            "prediction head turns its state into probabilities for the next token (eq. 8). "
+            "Greedy writes the most probable one; a forced prefix writes yours instead "
+            "(teacher forcing). Click a token or move the slider.</p>"
+            f'<div class="s2s-chips">{"".join(chips)}</div>'
+            f'<div class="s2s-bar">{slider("step", 1, T, start, "step")}'
+            f'<span class="s2s-js s2s-stepval"></span></div>'
+            + "".join(_bars(s, t) for t, s in enumerate(steps, start=1))
+            + f'<p class="s2s-summary">{"<br>".join(lines)}</p>'
+            '<noscript><p class="s2s-note">JavaScript is off: every step is listed; choosing '
+            "one needs JavaScript.</p></noscript>")
+        super().__init__(body, JS_STEPPER, {"T": T, "start": start},
+                         f"Decoder steps: {trace.sentence}", trace, CSS)
+
+
+def decoder_stepper(model, sentence: str, prefix: str | list[str] = "", top_k: int = 8,
+                    max_len: int | None = None) -> StepperView:
+    """Step through the decoding of `sentence`: the top-k next-token probabilities at every
+    step; `prefix` (French text) is forced first, then the decoder continues greedily."""
+    return StepperView(capture_steps(model, sentence, prefix, top_k=top_k, max_len=max_len))
