@@ -160,6 +160,17 @@ def test_package_lock_matches_package_json():
     assert lock["packages"][""]["dependencies"] == package["dependencies"], "run `npm install`"
 
 
+def test_widget_manager_matches_ipywidgets():
+    """ipywidgets names the html-manager it renders with (a ^major.minor.patch range)."""
+    from ipywidgets import _version
+
+    wanted = _version.__html_manager_version__.lstrip("^~")
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    have = lock["packages"]["node_modules/@jupyter-widgets/html-manager"]["version"]
+    assert have.split(".")[0] == wanted.split(".")[0], (have, wanted)
+    assert tuple(map(int, have.split("."))) >= tuple(map(int, wanted.split("."))), (have, wanted)
+
+
 def test_vendor_assets_copy(tmp_path):
     """The copy step finds every file it needs in node_modules (after `npm ci`)."""
     vendor = load_script("vendor_assets")
