@@ -21,6 +21,15 @@ SRC = Vocab.build([data.tokenize(en) for en, _ in PAIRS])
 TGT = Vocab.build([data.tokenize(fr) for _, fr in PAIRS])
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def tiny_model(seed=0, **overrides):
     torch.manual_seed(seed)
     cfg = dict(emb_dim=8, hidden_size=16, num_layers=2, dropout=0.1, max_tgt_len=6)

@@ -18,6 +18,15 @@ from lib.model import ModelConfig, Seq2Seq
 V, E, H, L = 13, 6, 8, 2
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _encoder(num_layers=L, seed=0):
     torch.manual_seed(seed)
     return Encoder(V, E, H, num_layers, dropout=0.3).eval()  # eval: dropout off

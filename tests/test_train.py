@@ -29,6 +29,15 @@ EXAMPLES = data.encode_pairs(PAIRS, SRC, TGT)
 N_TARGET_TOKENS = sum(len(t) + 1 for _, t in EXAMPLES)  # + <eos>
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def tiny_model(seed=0, dropout=0.1, feed_context=True):
     torch.manual_seed(seed)
     cfg = ModelConfig(len(SRC), len(TGT), emb_dim=8, hidden_size=16, num_layers=2,
