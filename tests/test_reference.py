@@ -45,11 +45,10 @@ def one_thread():
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """A private cache, no published checkpoint, the CPU, and the shared corpus."""
+    """A private cache, no published checkpoint, automatic device; the corpus as configured."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("SEQ2SEQ_CACHE", str(cache))
-    for name in ("SEQ2SEQ_PRETRAINED_URL", "SEQ2SEQ_PRETRAINED_SHA256", "SEQ2SEQ_DEVICE",
-                 "SEQ2SEQ_DATA"):
+    for name in ("SEQ2SEQ_PRETRAINED_URL", "SEQ2SEQ_PRETRAINED_SHA256", "SEQ2SEQ_DEVICE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(reference, "PRETRAINED_URL", None)
     monkeypatch.setattr(reference, "PRETRAINED_SHA256", None)

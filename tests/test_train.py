@@ -266,6 +266,16 @@ def test_validation_bleu_at_each_epoch_end_or_every_n_steps(monkeypatch):
     assert asked == [valid[:2]] * 3
 
 
+def test_progress_bar_shows_the_running_loss(capsys):
+    hist = tr.train(tiny_model(), EXAMPLES, quick(epochs=1), device="cpu", progress=True,
+                    log_every=1)
+    err = capsys.readouterr().err
+    assert "training" in err and "3/3" in err
+    assert f"loss={hist.loss[-1]:.3f}" in err
+    tr.train(tiny_model(), EXAMPLES, quick(epochs=1), device="cpu", progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_train_refuses_an_unknown_device():
     with pytest.raises(ValueError, match="unknown device 'banana'"):
         tr.train(tiny_model(), EXAMPLES, quick(), device="banana", progress=False)
