@@ -412,7 +412,9 @@ class ContextMapView(View):
     kind = "map"
 
     def __init__(self, cmap: ContextMap, highlight: list[tuple[str, list[float]]] | None = None):
-        body = header("Context vectors") + map_panel(cmap, highlight)
+        body = (header("Context vectors") + map_panel(cmap, highlight)
+                + '<noscript><p class="s2s-note">JavaScript is off: hovering a dot shows its '
+                "sentence; ringing its neighbours needs JavaScript.</p></noscript>")
         super().__init__(body, JS_MAP, {"map": cmap.sentences},
                          f"Context vectors of {len(cmap.sentences)} sentences", cmap, CSS)
 

@@ -1,0 +1,440 @@
+"""lib.widgets: the views show what the model computes, carry no external URL, and the live
+controls redraw (fast; a tiny random model on a hand-written vocabulary, no corpus needed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sacrebleu
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from lib import bleu, search
+from lib.data import SOS, Vocab, tokenize
+from lib.evaluate import reference_streams
+from lib.model import ModelConfig, Seq2Seq
+from lib.widgets import (
+    beam_explorer,
+    bleu_breakdown,
+    bleu_explorer,
+    capture_beam,
+    capture_contexts,
+    capture_hidden,
+    capture_steps,
+    context_map,
+    decoder_stepper,
+    hidden_state_explorer,
+    live_beam,
+    live_bleu,
+    live_hidden,
+    live_stepper,
+)
+from lib.widgets.render import fmt
+from lib.widgets.trace import BeamCapture, HiddenTrace, StepTrace
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDGETS = ROOT / "lib" / "widgets"
+
+PAIRS = [
+    ("I am cold.", "J'ai froid."), ("I am hungry.", "J'ai faim."),
+    ("You are tall.", "Tu es grand."), ("He is here.", "Il est ici."),
+    ("Are you tired?", "Es-tu fatigué ?"), ("We won!", "Nous avons gagné !"),
+    ("She is reading a book.", "Elle lit un livre."), ("Tom is my friend.", "Tom est mon ami."),
+    ("I like cats.", "J'aime les chats."), ("Where is the station?", "Où est la gare ?"),
+]
+SENTENCES = [en for en, _ in PAIRS]
+
+
+def make_model(layers: int = 2, hidden: int = 24, seed: int = 0, feed_context: bool = True,
+               max_tgt_len: int = 9) -> Seq2Seq:
+    src = Vocab.build([tokenize(en) for en, _ in PAIRS])
+    tgt = Vocab.build([tokenize(fr) for _, fr in PAIRS])
+    torch.manual_seed(seed)
+    config = ModelConfig(len(src), len(tgt), emb_dim=12, hidden_size=hidden, num_layers=layers,
+                         dropout=0.3, feed_context=feed_context, max_tgt_len=max_tgt_len)
+    return Seq2Seq(config, src, tgt)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny matrices: one thread is several times faster than two fighting over a busy CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return make_model().eval()
+
+
+@pytest.fixture(scope="module")
+def views(model):
+    """One of every static view."""
+    return {
+        "hidden": hidden_state_explorer(model, "I am cold, zorglub.", map_sentences=SENTENCES),
+        "map": context_map(model, SENTENCES, highlight=["I am cold."]),
+        "beam": beam_explorer(model, "She is reading a book.", beam_size=3),
+        "stepper": decoder_stepper(model, "I am cold.", prefix="Tu es"),
+        "bleu": bleu_explorer("Le le chat est sur le tapis.", ["Le chat est sur le tapis."]),
+        "bleu-corpus": bleu_explorer(["Il est ici.", "J'ai"], [["Il est là.", "Il est ici."],
+                                                             ["J'ai froid."]]),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-contained HTML
+# ---------------------------------------------------------------------------------------------
+
+# No address, no loader, no stylesheet or script fetched from anywhere (CSS url() included).
+FORBIDDEN = re.compile(r"https?://|//cdn|\brequire(js)?\b|<link|@import|<script[^>]*\ssrc=|"
+                       r"\burl\(|<iframe|<img[^>]*\ssrc=[\"']?(?!data:)", re.I)
+
+
+@pytest.mark.parametrize("name", ["hidden", "map", "beam", "stepper", "bleu", "bleu-corpus"])
+def test_views_are_self_contained(views, name, tmp_path):
+    view = views[name]
+    fragment, page = view.to_html(), view.html_document()
+    for text in (fragment, page, view._repr_html_()):
+        found = [m.group(0) for m in FORBIDDEN.finditer(text)]
+        assert not found, f"{name} view refers to the outside: {found}"
+    # every output carries its own style, data and script (Colab renders outputs in isolation)
+    assert fragment.count("<style>") == 1 and fragment.count("<script>") == 1
+    assert 'type="application/json"' in fragment
+    assert "<noscript>" in fragment, "a view must say what JavaScript adds"
+    assert len(fragment.encode()) < 300_000
+    # the embedded data is valid JSON, and the fragment ids are fresh at every render
+    data = re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', fragment, re.S)
+    json.loads(data.group(1))
+    ids = set(re.findall(r'id="(s2s-[^"]+)"', fragment))
+    assert ids and not ids & set(re.findall(r'id="(s2s-[^"]+)"', view.to_html()))
+    path = view.save_html(tmp_path / "sub" / f"{name}.html")
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_static_fallback_is_the_drawn_view(views):
+    """With JavaScript off the page still shows the drawing and the numbers."""
+    beam = views["beam"]
+    html = beam.to_html()
+    assert html.count('class="node ') == len(beam.trace.trace["nodes"])
+    assert "★ winner" in html and "<svg" in html
+    hidden = views["hidden"].to_html()
+    assert hidden.count("data:image/png;base64,") == 2 * 2  # encoder + decoder, 2 layers
+    assert f"<b>{views['bleu'].trace.result['score']:.2f}</b>" in views["bleu"].to_html()
+
+
+def test_importing_widgets_imports_no_ipywidgets():
+    code = ("import sys, lib.widgets as w; w.beam_explorer; w.bleu_explorer; w.HiddenView; "
+            "assert 'ipywidgets' not in sys.modules, 'ipywidgets imported too early'")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+
+
+# APIs that ipywidgets 8 added and Colab's 7.7.1 lacks (or whose meaning changed).
+IPYWIDGETS_8_ONLY = ("Stack", "TagsInput", "ColorsInput", "FloatsInput", "IntsInput",
+                     "description_allow_html", "NaiveDatetimePicker", "tooltip=", "text_color",
+                     "font_size=", "selected_index=None", "Datetime(")
+
+
+def test_widget_sources_avoid_ipywidgets_8_only_apis():
+    for path in sorted(WIDGETS.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        used = [name for name in IPYWIDGETS_8_ONLY if re.search(rf"\b{re.escape(name)}", source)]
+        assert not used, f"{path.name} uses ipywidgets 8-only APIs: {used}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The traces are what the model computes
+# ---------------------------------------------------------------------------------------------
+
+
+def encoder_layers_by_hand(model, src) -> list[torch.Tensor]:
+    """Each layer of the encoder GRU as its own nn.GRU with copied weights: (1, S, H) each."""
+    rnn, x, outs = model.encoder.rnn, model.encoder.embedding(src), []
+    for layer in range(rnn.num_layers):
+        one = nn.GRU(x.size(-1), rnn.hidden_size, 1, batch_first=True)
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(one, f"{name}_l0").data.copy_(getattr(rnn, f"{name}_l{layer}"))
+        x, _ = one(x)
+        outs.append(x)
+    return outs
+
+
+@pytest.mark.parametrize("layers", [1, 2, 3])
+@pytest.mark.parametrize("sentence", ["I am cold.", "Where is the station?", "zorglub"])
+def test_encoder_states_are_the_models(layers, sentence):
+    model = make_model(layers=layers, seed=layers)
+    model.train()  # the capture must switch dropout off, then restore the mode
+    trace = capture_hidden(model, sentence)
+    assert model.training
+    model.eval()
+    enc, _ = trace.tensors()  # (L, S, H)
+    src, lengths = model.prepare([sentence])
+    with torch.no_grad():
+        outputs, hidden, context = model.encode(src, lengths)
+        by_hand = encoder_layers_by_hand(model, src)
+    assert enc.shape == (layers, len(tokenize(sentence)), model.config.hidden_size)
+    assert torch.equal(enc[-1], outputs[0])  # output states: the last layer over time
+    assert torch.equal(enc[:, -1], hidden[:, 0])  # hidden states: every layer's last step
+    assert torch.equal(enc[-1, -1], context[0])
+    for layer, states in enumerate(by_hand):
+        torch.testing.assert_close(enc[layer], states[0], rtol=0, atol=1e-6)
+    assert trace.source == tokenize(sentence)
+    assert trace.unknown == [w == "zorglub" for w in trace.source]
+
+
+@pytest.mark.parametrize("feed_context", [True, False])
+def test_decoder_states_are_the_models(feed_context):
+    model = make_model(layers=2, seed=3, feed_context=feed_context).eval()
+    for sentence in SENTENCES[:4]:
+        trace = capture_hidden(model, sentence)
+        _, dec = trace.tensors()  # (L, T, H)
+        src, lengths = model.prepare([sentence])
+        greedy = search.greedy(model, src, lengths)[0].tolist()
+        ids = model.tgt_vocab.encode(trace.output)
+        assert ids == [i for i in greedy if i != 0]  # greedy's tokens, <eos> included
+        with torch.no_grad():
+            _, state, context = model.encode(src, lengths)
+            prev = torch.tensor([SOS])
+            for t, tok in enumerate(ids):
+                _, state = model.decoder.step(prev, state, context)  # (L, 1, H)
+                assert torch.equal(dec[:, t], state[:, 0])
+                prev = torch.tensor([tok])
+        assert dec.size(1) == len(ids)
+        assert trace.translation == model.translate([sentence])[0]
+
+
+@pytest.mark.parametrize("beam_size", [1, 2, 3, 5])
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+def test_beam_winner_is_what_translate_returns(model, beam_size, alpha):
+    for sentence in SENTENCES[::3]:
+        cap = capture_beam(model, sentence, beam_size=beam_size, alpha=alpha)
+        expected = model.translate([sentence], beam_size=beam_size, alpha=alpha)[0]
+        assert cap.translation == expected
+        trace = cap.beam_trace()
+        assert trace.beam_size == beam_size and trace.alpha == alpha
+        assert trace.node(trace.winner).status == "finished"
+        assert cap.greedy_translation == model.translate([sentence])[0]
+        src, lengths = model.prepare([sentence])
+        raw = search.sequence_log_prob(model, src, lengths,
+                                       torch.tensor([model.tgt_vocab.encode(cap.greedy)]))
+        assert sum(cap.greedy_logp) == pytest.approx(float(raw), abs=1e-4)
+
+
+def test_beam_view_shows_winner_greedy_and_scores(model):
+    view = beam_explorer(model, "She is reading a book.", beam_size=3, alpha=0.6)
+    html, cap = view.to_html(), view.trace
+    nodes = cap.trace["nodes"]
+    winner = next(n for n in nodes if n["id"] == cap.trace["winner"])
+    assert f"«{cap.translation}»".replace("'", "&#x27;") in html
+    assert html.count('class="node ') == len(nodes)
+    for status in ("kept", "pruned", "finished"):
+        count = sum(n["status"] == status and n["parent"] is not None for n in nodes)
+        assert count == html.count(f'class="node {status}')
+    assert f'data-raw="{fmt(winner["raw"])}" data-norm="{fmt(winner["score"])}"' in html
+    assert html.count('class="gnode"') == len(cap.greedy)
+    assert len(view.data["captions"]) == 1 + max(n["step"] for n in nodes)
+
+
+def test_stepper_forces_the_prefix_then_continues_greedily(model):
+    model.eval()
+    sentence, prefix = "I am cold.", "Tu es grand"
+    trace = capture_steps(model, sentence, prefix, top_k=5)
+    forced = model.tgt_vocab.encode(tokenize(prefix))
+    ids = model.tgt_vocab.encode(trace.output)
+    assert ids[:len(forced)] == forced
+    assert [s["forced"] for s in trace.steps] == [i < len(forced) for i in range(len(ids))]
+    src, lengths = model.prepare([sentence])
+    with torch.no_grad():  # replay: forced tokens, then the argmax at every later step
+        _, state, context = model.encode(src, lengths)
+        prev = torch.tensor([SOS])
+        for t, (tok, step) in enumerate(zip(ids, trace.steps)):
+            logits, state = model.decoder.step(prev, state, context)
+            logp = search.log_probs(logits)[0]
+            if t >= len(forced):
+                assert tok == int(logp.argmax())
+            top_lp, top_id = logp.topk(5)
+            assert [w for w, _ in step["top"]] == [model.tgt_vocab.itos[i] for i in top_id]
+            assert [p for _, p in step["top"]] == pytest.approx(top_lp.tolist(), abs=1e-6)
+            assert step["logp"] == pytest.approx(float(logp[tok]), abs=1e-6)
+            assert step["rank"] == int((logp > logp[tok]).sum()) + 1
+            prev = torch.tensor([tok])
+    assert trace.log_prob == pytest.approx(
+        float(search.sequence_log_prob(model, src, lengths, torch.tensor([ids]))), abs=1e-4)
+    plain = capture_steps(model, sentence)
+    assert plain.translation == model.translate([sentence])[0] and plain.prefix == []
+    assert trace.greedy == plain.output
+
+
+def test_stepper_reports_unknown_prefix_words_and_a_prefix_too_long(model):
+    trace = capture_steps(model, "I am cold.", "Je zorglub")
+    assert trace.prefix_unknown == ["Je", "zorglub"]  # the tiny vocabulary has no "Je"
+    assert trace.prefix == ["<unk>", "<unk>"]
+    assert "zorglub" in decoder_stepper(model, "I am cold.", "Je zorglub").to_html()
+    with pytest.raises(ValueError, match="max_len"):
+        capture_steps(model, "I am cold.", "a " * 20)
+
+
+def test_context_map_places_sentences_and_finds_neighbours(model):
+    cmap = capture_contexts(model, SENTENCES + ["x" * 5 + " word" * 50])  # too long: skipped
+    assert cmap.sentences == SENTENCES
+    src, lengths = model.prepare(SENTENCES)
+    model.eval()
+    with torch.no_grad():
+        ctx = model.encode(src, lengths)[2].double()  # (N, H)
+    points = torch.tensor(cmap.points, dtype=torch.float64)
+    torch.testing.assert_close(cmap.pca().project(ctx), points)
+    centred = ctx - ctx.mean(0)
+    top2 = torch.linalg.svdvals(centred)[:2] ** 2 / (torch.linalg.svdvals(centred) ** 2).sum()
+    assert cmap.explained == pytest.approx(top2.tolist())
+    unit = nn.functional.normalize(ctx, dim=1)
+    sim = unit @ unit.T
+    for i, nn_ids in enumerate(cmap.neighbours):
+        sim[i, i] = -2
+        assert nn_ids == sim[i].topk(3).indices.tolist()
+    assert len(set(cmap.groups)) > 1
+
+
+@pytest.mark.parametrize("cls, make", [
+    (HiddenTrace, lambda m: capture_hidden(m, "I am cold.")),
+    (StepTrace, lambda m: capture_steps(m, "I am cold.", "J'ai")),
+    (BeamCapture, lambda m: capture_beam(m, "I am cold.", 2)),
+])
+def test_traces_survive_json(model, cls, make):
+    trace = make(model)
+    again = cls.from_json(json.dumps(json.loads(trace.to_json())))
+    assert again == trace
+
+
+def test_bad_arguments_are_refused_with_clear_errors(model):
+    with pytest.raises(TypeError):
+        capture_hidden(model, ["I am cold."])
+    with pytest.raises(ValueError, match="empty"):
+        hidden_state_explorer(model, "")
+    with pytest.raises(ValueError, match="layer"):
+        hidden_state_explorer(model, "I am cold.", layer=3)
+    with pytest.raises(ValueError, match="beam_size"):
+        beam_explorer(model, "I am cold.", beam_size=0)
+    with pytest.raises(ValueError, match="references"):
+        bleu_breakdown(["a"], [["a"], ["b"]])
+
+
+# ---------------------------------------------------------------------------------------------
+# BLEU: equal to lib.bleu and sacrebleu
+# ---------------------------------------------------------------------------------------------
+
+WORDS = st.sampled_from(["le", "chat", "est", "sur", "la", "table", ".", "il", "a", "faim"])
+SENT = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
+
+
+def assert_same(ours: dict, theirs, exact_counts: bool = True):
+    assert ours["score"] == pytest.approx(theirs.score, abs=1e-9)
+    assert ours["bp"] == pytest.approx(theirs.bp, abs=1e-12)
+    assert ours["precisions"] == pytest.approx(list(theirs.precisions), abs=1e-9)
+    assert (ours["sys_len"], ours["ref_len"]) == (theirs.sys_len, theirs.ref_len)
+    if exact_counts:
+        assert ours["counts"] == list(theirs.counts)
+        assert ours["totals"] == list(theirs.totals)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hyp=SENT, refs=st.lists(SENT.filter(bool), min_size=1, max_size=3))
+def test_sentence_numbers_equal_lib_bleu_and_sacrebleu(hyp, refs):
+    trace = bleu_breakdown(hyp, refs)
+    assert_same(trace.result, bleu.sentence_bleu(hyp, refs))
+    assert_same(trace.result, sacrebleu.sentence_bleu(hyp, refs))
+    for n, rows in enumerate(trace.details, start=1):  # the n-gram table adds up to the counts
+        assert sum(k for *_, k in rows) == trace.counts[n - 1]
+        assert sum(c for _, c, _, _ in rows) == trace.totals[n - 1]
+    marked = [sum(m == "m" for m in row) for row in trace.marks[0]["hyp"]]
+    assert marked[0] == trace.counts[0]  # unigrams: one credited token per match
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.lists(st.tuples(SENT, st.lists(SENT.filter(bool), min_size=1, max_size=2)),
+                     min_size=1, max_size=4))
+def test_corpus_numbers_equal_lib_bleu_and_sacrebleu(data):
+    hyps, refs = [h for h, _ in data], [r for _, r in data]
+    trace = bleu_breakdown(hyps, refs)
+    assert_same(trace.result, bleu.corpus_bleu(hyps, refs))
+    assert_same(trace.result, sacrebleu.corpus_bleu(hyps, reference_streams(refs)))
+    assert trace.sentence_scores == [bleu.sentence_bleu(h, r).score for h, r in data]
+
+
+def test_bleu_view_highlights_clipped_and_matched_tokens():
+    view = bleu_explorer("le le le chat", ["le chat", "un chat"])
+    marks = view.trace.marks[0]["hyp"]
+    assert marks[0] == ["m", "x", "x", "m"]  # "le" credited once (its clip limit), "chat" once
+    assert marks[1] == ["", "", "m", "m"]  # the bigram "le chat"
+    html = view.to_html()
+    assert html.count('data-n1="x"') == 2 and f"<b>{view.trace.result['score']:.2f}</b>" in html
+
+
+# ---------------------------------------------------------------------------------------------
+# Live widgets (ipywidgets 8 here; the same calls exist in 7.7.1)
+# ---------------------------------------------------------------------------------------------
+
+
+def shown(box) -> str:
+    """The HTML the widget's Output currently shows."""
+    outputs = box.live.output.outputs
+    assert len(outputs) == 1
+    return outputs[0]["data"]["text/html"]
+
+
+def test_live_beam_redraws_on_every_control(model):
+    box = live_beam(model, "I am cold.", beam_size=3)
+    import ipywidgets
+
+    assert isinstance(box, ipywidgets.VBox)
+    live = box.live
+    assert "k = 3" in shown(box)
+    before = shown(box)
+    live.controls["beam_size"].value = 2
+    assert shown(box) != before and "k = 2" in shown(box)
+    assert live.view.trace.translation == model.translate(["I am cold."], beam_size=2)[0]
+    live.controls["alpha"].value = 1.0
+    assert "α = 1" in shown(box)
+    live.controls["sentence"].value = "We won!"
+    assert "«We won!»" in shown(box)
+    live.controls["max_len"].value = 2
+    assert max(n["step"] for n in live.view.trace.trace["nodes"]) <= 2
+    live.controls["sentence"].value = "   "
+    assert live.error is not None and "empty" in shown(box)
+
+
+def test_live_hidden_redraws_and_keeps_the_map(model):
+    box = live_hidden(model, "I am cold.", map_sentences=SENTENCES)
+    live = box.live
+    assert "Where 10 sentences land" in shown(box)
+    live.controls["sentence"].value = "Tom is my friend."
+    assert "Tom is my friend." in shown(box)
+    assert live.view.trace.source == tokenize("Tom is my friend.")
+    live.controls["layer"].value = 1
+    assert live.view.data["layer"] == 1 and '"layer":1' in shown(box)
+    live.controls["mode"].value = "dec"
+    assert '"mode":"dec"' in shown(box)
+
+
+def test_live_stepper_and_bleu_redraw(model):
+    box = live_stepper(model, "I am cold.")
+    box.live.controls["prefix"].value = "Tu es"
+    assert "Forced prefix «Tu es»" in shown(box)
+    box.live.controls["top_k"].value = 3
+    assert all(len(s["top"]) == 3 for s in box.live.view.trace.steps)
+
+    box = live_bleu("Le chat.", ["Le chat est là."])
+    score = bleu.sentence_bleu("Le chat est là.", ["Le chat est là."]).score
+    box.live.controls["hypothesis"].value = "Le chat est là."
+    assert f"<b>{score:.2f}</b>" in shown(box)
+    box.live.controls["references"].value = "\n"
+    assert box.live.error is not None
