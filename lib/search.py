@@ -152,7 +152,7 @@ def sequence_log_prob(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
         tok = tgt[:, t]  # (B,)
         lp = log_probs(logits).gather(1, tok.unsqueeze(1)).squeeze(1)  # (B,)
         counts = live & (tok != PAD)  # (B,)
-        total += torch.where(counts, lp, torch.zeros_like(lp))
+        total += torch.where(counts, lp, torch.zeros_like(lp))  # (B,)
         live &= tok != EOS
         prev = tok
     return total
@@ -256,7 +256,7 @@ class _Pool:
 
     def __init__(self, B: int, n: int, max_len: int, device):
         self.n, self.max_len = n, max_len
-        self.seq = torch.full((B, n, max_len), PAD, dtype=torch.long, device=device)
+        self.seq = torch.full((B, n, max_len), PAD, dtype=torch.long, device=device)  # ids
         self.score = torch.full((B, n), NEG_INF, device=device)  # (B, n) best first
         self.raw = torch.full((B, n), NEG_INF, device=device)  # (B, n)
         self.length = torch.zeros((B, n), dtype=torch.long, device=device)  # (B, n)
@@ -271,14 +271,16 @@ class _Pool:
         seq = F.pad(seq, (0, self.max_len - t), value=PAD)  # (A, c, max_len)
         score = torch.cat([self.score[rows], score.masked_fill(~mask, NEG_INF)], 1)  # (A, n+c)
         order = score.sort(dim=1, descending=True, stable=True).indices[:, :self.n]  # (A, n)
-        self.score[rows] = score.gather(1, order)
+        self.score[rows] = score.gather(1, order)  # (A, n)
         raw = torch.cat([self.raw[rows], raw.masked_fill(~mask, NEG_INF)], 1)  # (A, n+c)
-        self.raw[rows] = raw.gather(1, order)
-        length = torch.cat([self.length[rows], torch.full_like(mask, t, dtype=torch.long)], 1)
+        self.raw[rows] = raw.gather(1, order)  # (A, n)
+        length = torch.full_like(mask, t, dtype=torch.long)  # (A, c)
+        length = torch.cat([self.length[rows], length], 1)  # (A, n+c)
         self.length[rows] = length.gather(1, order)  # (A, n)
-        self.id[rows] = torch.cat([self.id[rows], ids.expand(A, c)], 1).gather(1, order)
+        self.id[rows] = torch.cat([self.id[rows], ids.expand(A, c)], 1).gather(1, order)  # (A, n)
         seqs = torch.cat([self.seq[rows], seq], 1)  # (A, n+c, max_len)
-        self.seq[rows] = seqs.gather(1, order.unsqueeze(-1).expand(-1, -1, self.max_len))
+        order = order.unsqueeze(-1).expand(-1, -1, self.max_len)  # (A, n, max_len)
+        self.seq[rows] = seqs.gather(1, order)  # (A, n, max_len)
 
     def result(self, traces=None) -> BeamResult:
         T = int(self.length[:, 0].max())
