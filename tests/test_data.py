@@ -211,7 +211,7 @@ def _invalid_utf8_file(tmp_path):
 
 def test_invalid_utf8_raises_corpus_error_naming_the_file(tmp_path):
     f = _invalid_utf8_file(tmp_path)
-    with pytest.raises(CorpusError, match=r"latin1\.txt is not valid UTF-8"):
+    with pytest.raises(CorpusError, match=r"latin1\.txt\b.*not valid UTF-8"):
         data.read_pairs(f)
 
 
@@ -226,7 +226,7 @@ def test_invalid_utf8_error_names_the_line(tmp_path):
 def test_file_truncated_inside_a_multibyte_character(tmp_path):
     f = tmp_path / "trunc.txt"
     f.write_bytes("Go.\tVa !\nWow!\t\u00c7a".encode("utf-8")[:-2])  # half of "Ç"
-    with pytest.raises(CorpusError, match=r"trunc\.txt is not valid UTF-8"):
+    with pytest.raises(CorpusError, match=r"trunc\.txt\b.*not valid UTF-8"):
         data.read_pairs(f)
 
 
