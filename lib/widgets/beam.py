@@ -15,11 +15,12 @@ from lib.search import normalize
 from lib.widgets.render import View, button_group, esc, fmt, header, short, slider
 from lib.widgets.trace import BeamCapture, capture_beam
 
-BW, BH, DX, DY = 78, 32, 98, 40  # node box width/height, column and row spacing
+BW, BH, DX, DY = 76, 32, 92, 40  # node box width/height, column and row spacing
 ML, TOP = 8, 8
 
 CSS = """
 .s2sw .s2s-tree .node rect{stroke-width:1.4}
+.s2sw .s2s-tree text{text-anchor:middle}
 .s2sw .s2s-tree .node text{font-size:12px}
 .s2sw .s2s-tree .node .sc{font-size:11px;fill:var(--muted)}
 .s2sw .s2s-tree .kept rect{fill:var(--keep-bg);stroke:var(--keep)}
@@ -37,7 +38,7 @@ CSS = """
 .s2sw .s2s-tree .gnode rect{fill:none;stroke:var(--greedy);stroke-width:1.6}
 .s2sw .s2s-tree .gedge{fill:none;stroke:var(--greedy);stroke-width:1.5}
 .s2sw .s2s-tree .now rect{filter:drop-shadow(0 0 3px #f59e0b)}
-.s2sw .s2s-tree .glabel{font-size:12px;font-weight:700;fill:var(--greedy)}
+.s2sw .s2s-tree .glabel{font-size:12px;font-weight:700;fill:var(--greedy);text-anchor:start}
 .s2sw .s2s-tree.hide-pruned .pruned{display:none}
 .s2sw .s2s-key i{display:inline-block;width:18px;height:10px;border:2px solid;border-radius:2px}
 .s2sw tr.win td{font-weight:700;color:var(--win)}
@@ -97,19 +98,19 @@ def _captions(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict]) -> li
 def _node(n: dict, x: float, y: float, cls: str, alpha: float) -> str:
     status = n["status"] if n["text"] == "<eos>" or n["status"] != "finished" \
         else "finished at the length cap"
-    tip = (f"{n['text']} · step {n['step']} · {status} · log P = {n['raw']:.3f} · "
-           f"score = log P / {n['step']}^{alpha:g} = {n['score']:.3f}")
-    return (f'<g class="node {cls}" data-step="{n["step"]}"><title>{esc(tip)}</title>'
-            f'<rect x="{x}" y="{y}" width="{BW}" height="{BH}" rx="5"/>'
-            f'<text x="{x + BW / 2}" y="{y + 13}" text-anchor="middle">{esc(short(n["text"], 10))}'
-            f'</text><text class="sc" x="{x + BW / 2}" y="{y + 26}" text-anchor="middle" '
-            f'data-raw="{fmt(n["raw"])}" data-norm="{fmt(n["score"])}">{fmt(n["raw"])}</text></g>')
+    tip = (f"{n['text']} · step {n['step']} · {status} · log P {n['raw']:.3f} · "
+           f"score {n['score']:.3f}")
+    return (f'<g class="node {cls}" data-step="{n["step"]}" transform="translate({x} {y})">'
+            f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
+            f'<text x="{BW / 2}" y="13">{esc(short(n["text"], 10))}</text>'
+            f'<text class="sc" x="{BW / 2}" y="26" data-raw="{fmt(n["raw"])}" '
+            f'data-norm="{fmt(n["score"])}">{fmt(n["raw"])}</text></g>')
 
 
 def _edge(x1, y1, x2, y2, cls: str, step: int) -> str:
     mx = (x1 + x2) / 2
-    return (f'<path class="{cls}" data-step="{step}" d="M{x1} {y1} C{mx} {y1} {mx} {y2} '
-            f'{x2} {y2}"/>')
+    return (f'<path class="{cls}" data-step="{step}" d="M{x1:g} {y1:g}C{mx:g} {y1:g} '
+            f'{mx:g} {y2:g} {x2:g} {y2:g}"/>')
 
 
 JS_BEAM = r"""
@@ -185,11 +186,10 @@ class BeamView(View):
             if n["id"] in greedy_ids:
                 parts.append(f'<g data-step="{n["step"]}"><title>on greedy\'s path</title>'
                              f'<circle class="gb" cx="{x + BW - 2}" cy="{y + 2}" r="6"/>'
-                             f'<text x="{x + BW - 2}" y="{y + 5}" text-anchor="middle">G</text>'
+                             f'<text x="{x + BW - 2}" y="{y + 5}">G</text>'
                              f"</g>")
         # the greedy strip: greedy's tokens with the running log P (or score)
-        parts.append(f'<text class="glabel" x="{ML + BW / 2}" y="{gy + BH / 2 + 4}" '
-                     f'text-anchor="middle">greedy →</text>')
+        parts.append(f'<text class="glabel" x="{ML}" y="{gy + BH / 2 + 4}">greedy →</text>')
         raw = 0.0
         for i, (tok, lp) in enumerate(zip(cap.greedy, cap.greedy_logp), start=1):
             raw += lp
@@ -198,11 +198,10 @@ class BeamView(View):
                 parts.append(_edge(x - DX + BW, gy + BH / 2, x, gy + BH / 2, "gedge", i))
             tip = f"greedy step {i}: {tok} · P = {math.exp(lp):.3f}"
             parts.append(
-                f'<g class="gnode" data-step="{i}"><title>{esc(tip)}</title>'
-                f'<rect x="{x}" y="{gy}" width="{BW}" height="{BH}" rx="5"/>'
-                f'<text x="{x + BW / 2}" y="{gy + 13}" text-anchor="middle">'
-                f'{esc(short(tok, 10))}</text><text class="sc" x="{x + BW / 2}" y="{gy + 26}" '
-                f'text-anchor="middle" data-raw="{fmt(raw)}" '
+                f'<g class="gnode" data-step="{i}" transform="translate({x} {gy})">'
+                f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
+                f'<text x="{BW / 2}" y="13">{esc(short(tok, 10))}</text>'
+                f'<text class="sc" x="{BW / 2}" y="26" data-raw="{fmt(raw)}" '
                 f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
         svg = (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '
                f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '

@@ -204,14 +204,23 @@ class BleuView(View):
 
         grams = []
         for n in range(1, N + 1):
+            rows_n = trace.details[n - 1]
+            if trace.corpus:  # a corpus has too many n-grams to list: show those that match
+                rows_n = [d for d in rows_n if d[2]]
             body = "".join(
                 f'<tr><td class="l s2s-mono">{esc(g)}</td><td>{c}</td><td>{mx}</td>'
                 f'<td style="color:var(--{"good" if k else "muted"})">{k}</td></tr>'
-                for g, c, mx, k in trace.details[n - 1])
+                for g, c, mx, k in rows_n)
+            rest = len(trace.details[n - 1]) - len(rows_n)
+            if rest:
+                body += (f'<tr><td class="l" colspan="4">… and {rest} {n}-grams found in no '
+                         f"reference</td></tr>")
             grams.append(
                 f'<div class="ngr" data-n="{n}"><table><tr><th class="l">{n}-gram</th>'
                 f"<th>in hypothesis</th><th>max in a reference</th><th>credited</th></tr>"
-                f"{body or '<tr><td class=l>(none)</td></tr>'}</table></div>")
+                + ("<tr><td class=l colspan=4>(summed over the sentences)</td></tr>"
+                   if trace.corpus else "")
+                + f"{body or '<tr><td class=l>(none)</td></tr>'}</table></div>")
 
         c, r, bp = trace.sys_len, trace.ref_len, res["bp"]
         why = ("one reference" if all(len(x) == 1 for x in trace.ref_lens) else

@@ -12,6 +12,8 @@ so by default we show the `units` rows that vary most over the sentence.
 
 from __future__ import annotations
 
+import base64
+
 import torch
 
 from lib.widgets.render import (
@@ -124,7 +126,9 @@ def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units:
         f'<p class="s2s-sub">{what.format(l=layer)}: {chosen}, sorted by their last value. '
         f'−1<span class="s2s-legend" style="background:{css_gradient()}"></span>+1</p>'
         + "".join(parts) + "</div>")
-    data = {"units": rows.tolist(), "vals": (shown * 100).round().int().tolist(),
+    # values for the readout as int8 (v * 127), base64: 1.3 bytes a value instead of ~5 in JSON
+    q = (shown.T.clamp(-1, 1) * 127).round().to(torch.int8)  # (T, N) column by column
+    data = {"units": rows.tolist(), "vals": base64.b64encode(q.numpy().tobytes()).decode(),
             "labels": labels}
     return html, data
 
@@ -179,11 +183,12 @@ def trajectory(trace: HiddenTrace, layer: int, enc: torch.Tensor, dec: torch.Ten
     return (f'<div class="s2s-panel s2s-traj" data-layer="{layer}">'
             f"<h4>Trajectory of layer {layer}'s state</h4>"
             f'<p class="s2s-sub">Each dot is the state after one step, drawn on the two '
-            f'directions along which this sentence\'s states vary most (PCA). '
+            f"directions along which this sentence's states vary most (PCA).<br>"
             f'<span class="s2s-key"><span class="s2s-dot" style="background:{ENC}"></span>'
-            f'encoder</span><span class="s2s-key"><span class="s2s-dot" '
-            f'style="background:{DEC}"></span>decoder</span>the dashed ring is the '
-            f'encoder\'s last state, where the decoder starts.</p>'
+            f'encoder reads</span><span class="s2s-key"><span class="s2s-dot" '
+            f'style="background:{DEC}"></span>decoder writes</span><span class="s2s-key">'
+            f'<span class="s2s-dot" style="border:1.5px dashed {ENC}"></span>the encoder\'s '
+            f"last state, where the decoder starts</span></p>"
             + "".join(parts) + "</div>")
 
 
@@ -277,6 +282,11 @@ function render() {
       "All " + (S + T) + " steps: " + S + " read by the encoder, " + T +
       " written by the decoder. Move the slider to replay them; hover a token or a cell.");
 }
+function value(d, col, row) {  // int8 values, column-major, base64
+  if (!d.bytes) d.bytes = atob(d.vals);
+  var b = d.bytes.charCodeAt(col * d.units.length + row);
+  return (b > 127 ? b - 256 : b) / 127;
+}
 function hover(panel, col, row) {
   var hl = q(".hl", panel), cw = +panel.getAttribute("data-cw");
   qa(".tok", panel).forEach(function (el) {
@@ -294,7 +304,7 @@ function hover(panel, col, row) {
   });
   var d = data.panels[panel.getAttribute("data-key")], text = "Step " + t + ": " + who(t);
   if (row !== null && row >= 0 && row < d.units.length) {
-    var v = d.vals[row][col] / 100;
+    var v = value(d, col, row);
     text += " · unit " + d.units[row] + " = " + (v >= 0 ? "+" : "−") + Math.abs(v).toFixed(2);
   }
   say(text);

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import re
 import struct
 import uuid
 import zlib
@@ -117,7 +116,7 @@ html[data-theme=dark] .s2sw,body[data-jp-theme-light=false] .s2sw{--fg:#e5e7eb;
 .s2sw h4{margin:0 0 2px;font-size:14px;font-weight:600;color:var(--fg)}
 .s2sw .s2s-sub{color:var(--muted);font-size:12px;margin:0 0 6px}
 .s2sw .s2s-bar{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;margin:4px 0 8px}
-.s2sw .s2s-tools{margin-left:auto;display:flex;gap:4px}
+.s2sw .s2s-tools{margin-left:auto;display:flex;gap:4px;flex-shrink:0;white-space:nowrap}
 .s2sw .s2s-head{display:flex;align-items:flex-start;gap:10px}
 .s2sw .s2s-head h4{margin-top:2px}
 .s2sw button{font:inherit;font-size:12px;color:var(--fg);background:var(--panel);
@@ -271,7 +270,7 @@ class View:
         """The fragment a notebook output shows; fresh ids at every call."""
         uid = f"s2s-{self.kind}-{uuid.uuid4().hex[:10]}"
         data = {**self.data, "title": self.title, "name": f"seq2seq-{self.kind}"}
-        style = re.sub(r"\n", "", CSS + self.css)
+        style = (CSS + self.css).strip()  # newlines are whitespace in CSS: keep them
         return (
             f'<div class="s2sw-out" id="{uid}-out">'
             f"<style>{style}</style>\n"

@@ -417,9 +417,10 @@ def encode_contexts(model, sentences: list[str], layer: int = -1, batch_size: in
 
 def capture_contexts(model, sentences: list[str], layer: int = -1, neighbours: int = 3,
                      color_by: str = "first word") -> ContextMap:
-    """Context vectors of `sentences` (too long or empty ones are skipped), PCA'd to 2-D."""
+    """Context vectors of `sentences` PCA'd to 2-D (repeated, empty or too long ones skipped)."""
     limit = model.config.max_src_len
-    sentences = [s for s in sentences if isinstance(s, str) and 0 < len(tokenize(s)) <= limit]
+    sentences = [s for s in dict.fromkeys(sentences)  # each sentence once, in order
+                 if isinstance(s, str) and 0 < len(tokenize(s)) <= limit]
     if len(sentences) < 2:
         raise ValueError("a map needs at least two usable sentences")
     ctx = encode_contexts(model, sentences, layer)  # (N, H)

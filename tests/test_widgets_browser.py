@@ -1,0 +1,294 @@
+"""The static widget views in a real browser: headless Debian Chromium driven by Playwright.
+
+Each view is written to an HTML file, served on 127.0.0.1 with every other address blocked, and
+checked: it renders without console errors, reacts to input (step sliders, toggles, hover), saves
+itself (HTML and PNG downloads), and still shows its drawing with JavaScript off. The same views
+are then embedded in a page of the built website (its theme's CSS and scripts) to check that the
+theme does not break them. Screenshots go to `_build/screenshots/widgets/`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from conftest import ROOT, serve_directory
+from test_browser import browser, open_page  # noqa: F401 - the shared Chromium fixture
+from test_widgets import SENTENCES, make_model
+
+from lib.widgets import (
+    beam_explorer,
+    bleu_explorer,
+    context_map,
+    decoder_stepper,
+    hidden_state_explorer,
+)
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ROOT / "_build" / "screenshots" / "widgets"
+WIDTH = 760  # about a content column of the website plus its margins
+
+
+@pytest.fixture(scope="module")
+def views():
+    torch.manual_seed(0)
+    model = make_model(hidden=64, max_tgt_len=10).eval()
+    return {
+        "hidden": hidden_state_explorer(model, "She is reading a zorglub.",
+                                        map_sentences=SENTENCES * 3),
+        "map": context_map(model, SENTENCES, highlight=["I am cold."]),
+        "beam": beam_explorer(model, "Where is the station?", beam_size=3),
+        "stepper": decoder_stepper(model, "I am cold.", prefix="Tu es", top_k=6),
+        "bleu": bleu_explorer("Le le chat est sur le tapis.",
+                              ["Le chat est sur le tapis.", "Il y a un chat sur le tapis."]),
+    }
+
+
+@pytest.fixture(scope="module")
+def site(views, tmp_path_factory):
+    """The views as standalone pages, served on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("widgets")
+    for name, view in views.items():
+        view.save_html(folder / f"{name}.html")
+    server, url = serve_directory(folder)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def visit(browser, url: str, javascript: bool = True):  # noqa: F811 - `browser` is a fixture
+    """Open a page like `test_browser.open_page` (network cut off beyond 127.0.0.1)."""
+    if javascript:
+        page, context, problems = open_page(browser, url)
+        context.set_default_timeout(10_000)
+        return page, context, problems
+    context = browser.new_context(viewport={"width": WIDTH, "height": 900},
+                                  java_script_enabled=False)
+    page = context.new_page()
+    page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
+    page.goto(url, wait_until="load")
+    return page, context, {"external": [], "console": [], "failed": []}
+
+
+def set_range(page, selector: str, value: int) -> None:
+    page.locator(selector).evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }",
+        value)
+
+
+def shoot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".s2sw").first.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def shown(page, selector: str) -> int:
+    """How many elements matching `selector` are displayed."""
+    return page.evaluate(
+        "s => [...document.querySelectorAll(s)].filter(e => e.getClientRects().length).length",
+        selector)
+
+
+def check_clean(problems: dict) -> None:
+    assert not problems["external"], f"requests left 127.0.0.1: {problems['external']}"
+    assert not problems["console"], f"console errors: {problems['console']}"
+    assert not problems["failed"], f"failed requests: {problems['failed']}"
+
+
+def fits(page) -> None:
+    """Nothing but the beam tree's own scroller is wider than the view."""
+    overflow = page.evaluate("""() => {
+        const root = document.querySelector('.s2sw');
+        return root.scrollWidth - root.clientWidth; }""")
+    assert overflow <= 1, f"the view overflows its box by {overflow}px"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_hidden_state_explorer(browser, site, views):  # noqa: F811
+    page, context, problems = visit(browser, site + "hidden.html")
+    try:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+        assert page.locator(".s2sw.js").count() == 1, "the view's script did not run"
+        assert shown(page, ".s2s-heat") == 1 and shown(page, ".s2s-traj") == 1
+        fits(page)
+        shoot(page, "hidden")
+        trace = views["hidden"].trace
+        S, T = len(trace.source), len(trace.output)
+        # the time slider draws the trajectory up to step t and marks column t of the heatmap
+        set_range(page, '[data-slider="t"]', 2)
+        assert shown(page, ".s2s-traj:not([hidden]) .pt") == 2
+        assert page.locator(".s2s-traj:not([hidden]) .pt.now").get_attribute("data-t") == "2"
+        assert shown(page, ".s2s-heat:not([hidden]) .cur") == 1
+        assert trace.source[1] in page.inner_text(".s2s-hidout")
+        shoot(page, "hidden-step2")
+        set_range(page, '[data-slider="t"]', S + 1)  # the first decoder step: decoder panel
+        assert page.locator(".s2s-heat:not([hidden])").get_attribute("data-mode") == "dec"
+        assert shown(page, ".s2s-traj:not([hidden]) .pt") == S + 1
+        # hovering a token highlights its column and its point on the trajectory
+        page.locator('.s2s-heat:not([hidden]) .tok[data-col="0"]').hover()
+        assert shown(page, ".s2s-heat:not([hidden]) .hl") == 1
+        assert page.locator(".s2s-heat:not([hidden]) .tok.on").count() == 1
+        assert page.locator(".s2s-traj:not([hidden]) .pt.hov").count() == 1
+        assert trace.output[0] in page.inner_text(".s2s-hidout")
+        # buttons switch encoder/decoder and the layer
+        page.click('[data-group="mode"] [data-value="enc"]')
+        page.click('[data-group="layer"] [data-value="1"]')
+        heat = page.locator(".s2s-heat:not([hidden])")
+        assert (heat.get_attribute("data-mode"), heat.get_attribute("data-layer")) == ("enc", "1")
+        assert page.locator(".s2s-traj:not([hidden])").get_attribute("data-layer") == "1"
+        # hovering a cell reads out its unit and value
+        box = heat.locator("image").bounding_box()
+        page.mouse.move(box["x"] + 3, box["y"] + 3)
+        assert re.search(r"unit \d+ = [+−]\d\.\d\d", page.inner_text(".s2s-hidout"))
+        # the map rings a hovered sentence's nearest neighbours
+        page.locator(".s2s-map .mp").first.hover()
+        assert page.locator(".s2s-map .mp.nn").count() == 3
+        assert SENTENCES[0] in page.inner_text(".s2s-mapout")
+        assert T >= 1
+        check_clean(problems)
+    finally:
+        context.close()
+
+
+def test_beam_explorer(browser, site, views):  # noqa: F811
+    page, context, problems = visit(browser, site + "beam.html")
+    nodes = views["beam"].trace.trace["nodes"]
+    last = max(n["step"] for n in nodes)
+    try:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+        assert page.locator(".s2sw.js").count() == 1
+        fits(page)
+        shoot(page, "beam")
+        assert shown(page, ".s2s-tree .node") == len(nodes)
+        # the step slider shows the tree up to step t
+        set_range(page, '[data-slider="step"]', 1)
+        assert shown(page, ".s2s-tree .node") == 1 + sum(n["step"] == 1 for n in nodes)
+        assert page.inner_text(".s2s-beamout").startswith("Step 1:")
+        assert "final" not in page.get_attribute(".s2s-tree", "class")
+        shoot(page, "beam-step1")
+        set_range(page, '[data-slider="step"]', last)
+        assert "final" in page.get_attribute(".s2s-tree", "class")
+        # toggling pruned branches hides them
+        pruned = sum(n["status"] == "pruned" for n in nodes)
+        assert pruned and shown(page, ".s2s-tree .node.pruned") == pruned
+        page.uncheck('[data-toggle="pruned"]')
+        assert shown(page, ".s2s-tree .node.pruned") == 0
+        assert shown(page, ".s2s-tree .node") == len(nodes) - pruned
+        shoot(page, "beam-no-pruned")
+        page.check('[data-toggle="pruned"]')
+        # raw vs length-normalised scores
+        winner = next(n for n in nodes if n["id"] == views["beam"].trace.trace["winner"])
+        page.click('[data-group="score"] [data-value="norm"]')
+        texts = page.eval_on_selector_all(".s2s-tree .node .sc",
+                                          "els => els.map(e => e.textContent)")
+        assert f"{winner['score']:.2f}".replace("-", "−") in texts
+        check_clean(problems)
+    finally:
+        context.close()
+
+
+def test_stepper_and_bleu(browser, site, views):  # noqa: F811
+    page, context, problems = visit(browser, site + "stepper.html")
+    try:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+        fits(page)
+        shoot(page, "stepper")
+        assert shown(page, ".s2s-step") == 1
+        set_range(page, '[data-slider="step"]', 1)
+        assert page.locator(".s2s-step:not([hidden])").get_attribute("data-step") == "1"
+        assert "forced" in page.inner_text(".s2s-step:not([hidden])")
+        page.click('.s2s-chip[data-step="3"]')
+        assert page.locator(".s2s-step:not([hidden])").get_attribute("data-step") == "3"
+        assert page.locator('.s2s-chip[aria-pressed="true"]').get_attribute("data-step") == "3"
+        check_clean(problems)
+    finally:
+        context.close()
+
+    page, context, problems = visit(browser, site + "bleu.html")
+    try:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+        fits(page)
+        shoot(page, "bleu")
+        green = "s => getComputedStyle(document.querySelector(s)).backgroundColor"
+        assert page.evaluate(green, '.tk[data-n1="m"]') != "rgba(0, 0, 0, 0)"
+        page.click('[data-group="order"] [data-value="2"]')
+        assert page.get_attribute(".s2s-bleu", "data-order") == "2"
+        assert page.evaluate(green, '.tk[data-n1="m"]:not([data-n2])') == "rgba(0, 0, 0, 0)"
+        assert page.evaluate(green, '.tk[data-n2="m"]') != "rgba(0, 0, 0, 0)"
+        assert shown(page, ".ngr") == 1
+        shoot(page, "bleu-bigrams")
+        check_clean(problems)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", ["hidden", "beam"])
+def test_views_save_themselves(browser, site, name):  # noqa: F811
+    page, context, problems = visit(browser, site + f"{name}.html")
+    try:
+        with page.expect_download() as info:
+            page.click('[data-save="html"]')
+        saved = open(info.value.path(), encoding="utf-8").read()
+        assert saved.startswith("<!DOCTYPE html>") and 'class="s2sw' in saved
+        assert "http://" not in saved and "https://" not in saved
+        with page.expect_download() as info:
+            page.click('[data-save="png"]')
+        png = open(info.value.path(), "rb").read()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+        check_clean(problems)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", ["hidden", "map", "beam", "stepper", "bleu"])
+def test_views_make_sense_without_javascript(browser, site, views, name):  # noqa: F811
+    page, context, _ = visit(browser, site + f"{name}.html", javascript=False)
+    try:
+        assert page.locator(".s2sw.js").count() == 0
+        assert shown(page, ".s2s-js") == 0, "controls that need JavaScript are hidden"
+        if name == "beam":
+            assert shown(page, ".s2s-tree .node") == len(views["beam"].trace.trace["nodes"])
+        if name == "hidden":
+            assert shown(page, ".s2s-heat") == 4 and shown(page, ".s2s-heat image") == 4
+        if name == "stepper":
+            assert shown(page, ".s2s-step") == len(views["stepper"].trace.steps)
+        assert "JavaScript is off" in page.inner_text("body")
+        shoot(page, f"{name}-nojs")
+    finally:
+        context.close()
+
+
+def test_views_inside_a_page_of_the_website(browser, site_dir, views, tmp_path):  # noqa: F811
+    """Embedded in the built site's page (its theme's CSS and scripts), light and dark."""
+    template = (site_dir / "book" / "intro.html").read_text(encoding="utf-8")
+    for entry in site_dir.iterdir():  # the site's assets and index beside our own page
+        if entry.name != "book":
+            (tmp_path / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    (tmp_path / "book").mkdir()
+    fragments = "\n".join(view.to_html() for view in views.values())
+    page_html, n = re.subn(r'(<article class="bd-article"[^>]*>)',
+                           lambda m: m.group(1) + fragments, template, count=1)
+    assert n == 1, "the theme's article element was not found"
+    (tmp_path / "book" / "widgets.html").write_text(page_html, encoding="utf-8")
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = visit(browser, url + "book/widgets.html")
+        try:
+            assert page.locator(".s2sw.js").count() == len(views)
+            set_range(page, '.s2sw-beam [data-slider="step"]', 1)
+            assert "Step 1:" in page.inner_text(".s2sw-beam .s2s-beamout")
+            width = page.evaluate("() => document.querySelector('.s2sw').offsetWidth")
+            assert 500 <= width <= 720
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.locator(".s2sw-hidden").screenshot(path=str(SHOTS / "site-hidden.png"))
+            page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+            page.locator(".s2sw-beam").screenshot(path=str(SHOTS / "site-beam-dark.png"))
+            check_clean(problems)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
