@@ -240,7 +240,7 @@ def test_beam_view_shows_winner_greedy_and_scores(model):
     for status in ("kept", "pruned", "finished"):
         count = sum(n["status"] == status and n["parent"] is not None for n in nodes)
         assert count == html.count(f'class="node {status}')
-    assert f'data-raw="{fmt(winner["raw"])}" data-norm="{fmt(winner["score"])}"' in html
+    assert f'data-norm="{fmt(winner["score"])}">{fmt(winner["raw"])}</text>' in html
     assert html.count('class="gnode"') == len(cap.greedy)
     assert len(view.data["captions"]) == 1 + max(n["step"] for n in nodes)
 

@@ -15,7 +15,7 @@ from lib.search import normalize
 from lib.widgets.render import View, button_group, esc, fmt, header, short, slider
 from lib.widgets.trace import BeamCapture, capture_beam
 
-BW, BH, DX, DY = 76, 32, 92, 40  # node box width/height, column and row spacing
+BW, BH, DX, DY = 72, 32, 86, 40  # node box width/height, column and row spacing
 ML, TOP = 8, 8
 
 CSS = """
@@ -92,25 +92,47 @@ def _captions(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict]) -> li
             words = esc(" ".join(_tokens(by_id, best["id"])))
             text += f" Best finished so far: «{words}» (score {fmt(best['score'])})."
         out.append(text)
+    last = len(out) - 1
+    if last == t["max_len"]:
+        out[-1] += " The length cap is reached: what is still in the beam counts as finished."
+    elif any(n["status"] == "kept" for n in nodes if n["step"] == last):
+        out[-1] += (" The search stops: no hypothesis left in the beam can beat the best "
+                    "finished one any more, however it continues.")
     return out
 
 
 def _node(n: dict, x: float, y: float, cls: str, alpha: float) -> str:
     status = n["status"] if n["text"] == "<eos>" or n["status"] != "finished" \
         else "finished at the length cap"
-    tip = (f"{n['text']} · step {n['step']} · {status} · log P {n['raw']:.3f} · "
-           f"score {n['score']:.3f}")
+    tip = f"{n['text']} · {status} · log P {n['raw']:.3f} · score {n['score']:.3f}"
     return (f'<g class="node {cls}" data-step="{n["step"]}" transform="translate({x} {y})">'
             f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
             f'<text x="{BW / 2}" y="13">{esc(short(n["text"], 10))}</text>'
-            f'<text class="sc" x="{BW / 2}" y="26" data-raw="{fmt(n["raw"])}" '
-            f'data-norm="{fmt(n["score"])}">{fmt(n["raw"])}</text></g>')
+            f'<text class="sc" x="{BW / 2}" y="26" data-norm="{fmt(n["score"])}">'
+            f'{fmt(n["raw"])}</text></g>')
+
+
+def _curve(x1, y1, x2, y2) -> str:
+    mx = (x1 + x2) / 2
+    return f"M{x1:g} {y1:g}C{mx:g} {y1:g} {mx:g} {y2:g} {x2:g} {y2:g}"
 
 
 def _edge(x1, y1, x2, y2, cls: str, step: int) -> str:
-    mx = (x1 + x2) / 2
-    return (f'<path class="{cls}" data-step="{step}" d="M{x1:g} {y1:g}C{mx:g} {y1:g} '
-            f'{mx:g} {y2:g} {x2:g} {y2:g}"/>')
+    return f'<path class="{cls}" data-step="{step}" d="{_curve(x1, y1, x2, y2)}"/>'
+
+
+def _edges(nodes: list[dict], pos: dict, win_path: set) -> list[str]:
+    """Edges parent -> child, one <path> per (step, status): shown and hidden together."""
+    groups: dict[tuple[int, str], list[str]] = {}
+    for n in nodes:
+        if n["parent"] is None:
+            continue
+        (px, py), (x, y) = pos[n["parent"]], pos[n["id"]]
+        cls = f"edge {n['status']}" + (" win" if n["id"] in win_path else "")
+        groups.setdefault((n["step"], cls), []).append(_curve(px + BW, py + BH / 2, x,
+                                                              y + BH / 2))
+    return [f'<path class="{cls}" data-step="{step}" d="{"".join(d)}"/>'
+            for (step, cls), d in groups.items()]
 
 
 JS_BEAM = r"""
@@ -143,7 +165,10 @@ qa('[data-group="score"] button').forEach(function (b) {
   b.addEventListener("click", function () {
     mode = b.getAttribute("data-value");
     press(q('[data-group="score"]'), mode);
-    qa(".sc", tree).forEach(function (s) { s.textContent = s.getAttribute("data-" + mode); });
+    qa(".sc", tree).forEach(function (s) {
+      if (!s.hasAttribute("data-raw")) s.setAttribute("data-raw", s.textContent);
+      s.textContent = s.getAttribute("data-" + mode);
+    });
   });
 });
 show(last, true);
@@ -171,13 +196,7 @@ class BeamView(View):
         gy = TOP + rows * DY + 26  # the greedy strip under the tree
         width = ML + max(last, len(cap.greedy)) * DX + BW + 12
         height = gy + BH + 10
-        parts = []
-        for n in nodes:  # edges first, under the boxes
-            if n["parent"] is None:
-                continue
-            (px, py), (x, y) = pos[n["parent"]], pos[n["id"]]
-            cls = f"edge {n['status']}" + (" win" if n["id"] in win_path else "")
-            parts.append(_edge(px + BW, py + BH / 2, x, y + BH / 2, cls, n["step"]))
+        parts = _edges(nodes, pos, win_path)  # under the boxes
         for n in nodes:
             x, y = pos[n["id"]]
             cls = "root" if n["parent"] is None else n["status"]
@@ -201,7 +220,7 @@ class BeamView(View):
                 f'<g class="gnode" data-step="{i}" transform="translate({x} {gy})">'
                 f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
                 f'<text x="{BW / 2}" y="13">{esc(short(tok, 10))}</text>'
-                f'<text class="sc" x="{BW / 2}" y="26" data-raw="{fmt(raw)}" '
+                f'<text class="sc" x="{BW / 2}" y="26" '
                 f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
         svg = (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '
                f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '

@@ -26,15 +26,16 @@ font-size:13px;line-height:1.25;cursor:pointer}
 border-color:#f59e0b;border-style:solid;box-shadow:0 0 0 2px #fcd34d}
 .s2sw .s2s-step{margin:8px 0 10px}
 .s2sw .s2s-step h5{margin:0 0 4px;font-size:13px;font-weight:600}
-.s2sw .s2s-bars{display:grid;grid-template-columns:110px 1fr 58px;gap:3px 8px;
-align-items:center;max-width:520px}
+.s2sw .s2s-bars{display:grid;grid-template-columns:110px 1fr;gap:3px 8px;
+align-items:center;max-width:560px}
+.s2sw .s2s-bars .bw{display:flex;align-items:center;gap:6px}
 .s2sw .s2s-bars .w{text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .s2sw .s2s-bars .b{height:14px;border-radius:3px;background:#94a3b8;min-width:2px}
 .s2sw .s2s-bars .p{font-size:12px;color:var(--muted);font-variant-numeric:tabular-nums}
 .s2sw .s2s-bars .pick{font-weight:700}
 .s2sw .s2s-bars .b.pick{background:var(--good)}
 .s2sw .s2s-bars .b.force{background:var(--keep)}
-.s2sw .s2s-bars .gap{grid-column:1/4;color:var(--muted);font-size:11px;text-align:center}
+.s2sw .s2s-bars .gap{grid-column:1/3;color:var(--muted);font-size:11px;text-align:center}
 .s2sw .s2s-tag{font-size:10px;border-radius:3px;padding:0 4px;margin-left:4px;color:#fff;
 vertical-align:1px}
 """
@@ -55,15 +56,15 @@ def _bars(step: dict, t: int) -> str:
                   f'{"forced" if step["forced"] else "greedy"}</span>'
         rows.append(f'<span class="w{" pick" if mark else ""}" title="{esc(tok)}">'
                     f"{esc(short(tok, 14))}</span>"
-                    f'<span><span class="b{mark}" style="display:block;width:{100 * p:.1f}%">'
-                    f'</span></span><span class="p">{100 * p:.1f}%{tag}</span>')
+                    f'<span class="bw"><span class="b{mark}" style="width:{80 * p:.1f}%">'
+                    f'</span><span class="p">{100 * p:.1f}%{tag}</span></span>')
     if written not in [tok for tok, _ in step["top"]]:  # a forced token outside the top k
         p = math.exp(step["logp"])
         rows.append(f'<span class="gap">… {step["rank"] - len(step["top"]) - 1} more …</span>'
-                    f'<span class="w pick">{esc(short(written, 14))}</span><span><span '
-                    f'class="b force" style="display:block;width:{100 * p:.1f}%"></span></span>'
+                    f'<span class="w pick">{esc(short(written, 14))}</span><span class="bw">'
+                    f'<span class="b force" style="width:{80 * p:.1f}%"></span>'
                     f'<span class="p">{100 * p:.2g}%<span class="s2s-tag" style="background:'
-                    f'var(--keep)">forced</span></span>')
+                    f'var(--keep)">forced</span></span></span>')
     prev = esc(step["input"])
     how = "your forced token" if t > 1 and step.get("prev_forced") else (
         "the start token" if t == 1 else "its own previous prediction")
