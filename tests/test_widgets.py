@@ -315,6 +315,32 @@ def test_traces_survive_json(model, cls, make):
     assert again == trace
 
 
+def test_views_draw_from_the_trace_alone(model):
+    """A trace saved as JSON and read back draws the same view (ids aside), without the model."""
+    from lib.widgets import BeamView, HiddenView, StepperView
+
+    for view_cls, trace in ((HiddenView, capture_hidden(model, "I am cold.")),
+                            (BeamView, capture_beam(model, "I am cold.", 3)),
+                            (StepperView, capture_steps(model, "I am cold.", "Tu"))):
+        again = type(trace).from_json(trace.to_json())
+        strip = lambda html: re.sub(r"s2s-\w+-[0-9a-f]{10}", "ID", html)  # noqa: E731
+        assert strip(view_cls(trace).to_html()) == strip(view_cls(again).to_html())
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: hidden_state_explorer(m, "Go", max_len=1),  # one token in, one out
+    lambda m: hidden_state_explorer(m, "I", units=None),
+    lambda m: beam_explorer(m, "I am cold.", beam_size=1, max_len=1),
+    lambda m: beam_explorer(m, "I am cold.", beam_size=4, max_len=2, alpha=0.0),
+    lambda m: decoder_stepper(m, "Go", max_len=1),
+    lambda m: context_map(m, ["I am cold.", "Go"]),
+    lambda m: bleu_explorer("", ["Le chat."]),
+])
+def test_small_cases_draw(make):
+    html = make(make_model(layers=1).eval()).to_html()
+    assert "<svg" in html or "s2s-bleu" in html or "s2s-step" in html
+
+
 def test_bad_arguments_are_refused_with_clear_errors(model):
     with pytest.raises(TypeError):
         capture_hidden(model, ["I am cold."])
