@@ -4,6 +4,7 @@ controls redraw (fast; a tiny random model on a hand-written vocabulary, no corp
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -464,3 +465,22 @@ def test_live_stepper_and_bleu_redraw(model):
     assert f"<b>{score:.2f}</b>" in shown(box)
     box.live.controls["references"].value = "\n"
     assert box.live.error is not None
+
+
+def test_live_widgets_on_ipywidgets_7():
+    """The live tests again, on ipywidgets 7.x (Colab ships 7.7.1) installed in a folder:
+    `pip install --no-deps --target DIR ipywidgets==7.7.1 ipython_genutils`, then set
+    IPYWIDGETS7_PATH=DIR. Skipped without it."""
+    folder = os.environ.get("IPYWIDGETS7_PATH")
+    if not folder:
+        pytest.skip("set IPYWIDGETS7_PATH to a folder holding ipywidgets 7.x")
+    code = ("import ipywidgets, torch, test_widgets as T; "
+            "assert ipywidgets.__version__.startswith('7.'), ipywidgets.__version__; "
+            "torch.set_num_threads(1); m = T.make_model().eval(); "
+            "T.test_live_beam_redraws_on_every_control(m); "
+            "T.test_live_hidden_redraws_and_keeps_the_map(m); "
+            "T.test_live_stepper_and_bleu_redraw(m)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([folder, str(ROOT / "tests"), str(ROOT)])}
+    result = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
