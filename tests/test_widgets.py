@@ -246,6 +246,24 @@ def test_beam_view_shows_winner_greedy_and_scores(model):
     assert len(view.data["captions"]) == 1 + max(n["step"] for n in nodes)
 
 
+def test_beam_explorer_draws_the_chapters_toy_tables():
+    """lib.toy's hand-set tables: the walkthrough (A, C -> AB, CE -> ABD, CED) and greedy losing."""
+    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+
+    view = beam_explorer(TableModel(greedy_loses_table()), beam_size=2, alpha=0.0)
+    assert (view.trace.translation, view.trace.greedy_translation) == ("B C", "A C")
+    assert "Beam search found a more probable sentence than greedy." in view.to_html()
+    toy = TableModel(walkthrough_table(), max_len=3)
+    view = beam_explorer(toy, beam_size=2, alpha=0.6)
+    trace = view.trace.beam_trace()
+    beams = {step: sorted(" ".join(toy.tgt_vocab.decode(trace.path(n.id))) for n in nodes
+                          if n.status == "kept")
+             for step, nodes in enumerate(trace.steps()) if step}
+    assert beams[1] == ["A", "C"] and beams[2] == ["A B", "C E"]
+    finished = sorted(n.score for n in trace.nodes if n.status == "finished")
+    assert len(finished) == 6 and view.trace.translation == "A"
+
+
 def test_stepper_forces_the_prefix_then_continues_greedily(model):
     model.eval()
     sentence, prefix = "I am cold.", "Tu es grand"

@@ -265,9 +265,10 @@ class BeamView(View):
                     'checked> show pruned</label>'
                     + button_group("score", [("raw", "log P"), ("norm", "log P / L^α")], "raw",
                                    "scores:"))
+        title = "Beam search" + (f" on «{esc(cap.sentence)}»" if cap.sentence else "")
         body = (
-            f'{header(f"Beam search on «{esc(cap.sentence)}»")}'
-            f'<p class="s2s-sub">Every step keeps the {k} best hypotheses by log P; a '
+            header(title)
+            + f'<p class="s2s-sub">Every step keeps the {k} best hypotheses by log P; a '
             f"hypothesis that ends with &lt;eos&gt; leaves the beam and is scored by "
             f"log P / L^α (L = its length, α = {alpha:g}). Boxes show a token and the log P of "
             f"the hypothesis ending there.</p>"
@@ -277,13 +278,18 @@ class BeamView(View):
             "step slider and the toggles need JavaScript.</p></noscript>")
         data = {"steps": last, "dx": DX, "ml": ML, "bw": BW,
                 "captions": _captions(cap, nodes, by_id)}
-        super().__init__(body, JS_BEAM, data, f"Beam search: {cap.sentence}", cap, CSS)
+        super().__init__(body, JS_BEAM, data, f"Beam search: {cap.sentence}".rstrip(": "), cap,
+                         CSS)
 
 
-def beam_explorer(model, sentence: str, beam_size: int = 3, alpha: float | None = None,
+def beam_explorer(model, sentence: str = "", beam_size: int = 3, alpha: float | None = None,
                   max_len: int | None = None) -> BeamView:
     """Run beam search on `sentence` with a trace and draw its tree (alpha None: the default
-    of `lib.search`). The winner is what `model.translate([sentence], beam_size, ...)` gives."""
+    of `lib.search`). The winner is what `model.translate([sentence], beam_size, ...)` gives.
+
+    `model` may also be a `lib.toy.TableModel` (no sentence needed): the chapter's hand-set
+    probability tables, e.g. `beam_explorer(TableModel(walkthrough_table()), beam_size=2)`.
+    """
     from lib.search import DEFAULT_ALPHA
 
     alpha = DEFAULT_ALPHA if alpha is None else alpha

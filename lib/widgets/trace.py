@@ -46,19 +46,32 @@ class Record:
 @contextlib.contextmanager
 def evaluating(model):
     """Dropout off while we look inside, then give the model its own mode back."""
-    was_training = getattr(model, "training", False)
-    model.eval()
+    module = isinstance(model, nn.Module)
+    was_training = module and model.training
+    if module:
+        model.eval()
     try:
         with torch.no_grad():
             yield
     finally:
-        model.train(was_training)
+        if module:
+            model.train(was_training)
 
 
 def _sentence(sentence) -> str:
     if not isinstance(sentence, str):
         raise TypeError(f"expected one sentence as str, got {type(sentence).__name__}")
     return sentence
+
+
+def _prepare(model, sentence) -> tuple[torch.Tensor, torch.Tensor]:
+    """One sentence -> src (1, S), lengths (1,); a toy model (lib.toy) ignores the source."""
+    if hasattr(model, "prepare"):
+        return model.prepare([_sentence(sentence)])
+    if hasattr(model, "inputs"):  # lib.toy.TableModel: a probability table, no encoder
+        return model.inputs(1)
+    raise TypeError(f"{type(model).__name__} has neither prepare() (a Seq2Seq) nor inputs() "
+                    f"(a lib.toy.TableModel)")
 
 
 def _max_len(model, max_len) -> int:
@@ -312,12 +325,14 @@ class BeamCapture(Record):
         return float(normalize(sum(self.greedy_logp), len(self.greedy), self.trace["alpha"]))
 
 
-def capture_beam(model, sentence: str, beam_size: int = 3, alpha: float | None = DEFAULT_ALPHA,
-                 max_len: int | None = None) -> BeamCapture:
-    """Beam search on one sentence with its trace, and greedy decoding to compare with."""
-    sentence = _sentence(sentence)
+def capture_beam(model, sentence: str = "", beam_size: int = 3,
+                 alpha: float | None = DEFAULT_ALPHA, max_len: int | None = None) -> BeamCapture:
+    """Beam search on one sentence with its trace, and greedy decoding to compare with.
+
+    `model` is a Seq2Seq, or a `lib.toy.TableModel` (then `sentence` is ignored).
+    """
     with evaluating(model):
-        src, lengths = model.prepare([sentence])
+        src, lengths = _prepare(model, sentence)
         result = beam_search(model, src, lengths, beam_size=beam_size, max_len=max_len,
                              alpha=alpha, trace=True)
         run = decode(model, src, lengths, max_len=max_len)
