@@ -46,7 +46,7 @@ chromium:
 	  $(SUDO) apt-get update && $(APT_INSTALL) chromium fonts-wqy-microhei; }
 
 train: setup
-	$(PY) -m lib.pretrained --train
+	$(PY) -m lib.reference --train
 
 # Always a full, fresh, strict build: every notebook runs against the current lib/, and a
 # failing cell, a warning or a broken reference fails it (-n -W --keep-going, --all).

@@ -7,6 +7,7 @@ with `torch.load(weights_only=True)`, so opening a file from the internet cannot
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import torch
@@ -29,9 +30,21 @@ def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None) -> 
     blob = {"format": FORMAT, "config": model.config.to_dict(),
             "src_itos": model.src_vocab.itos, "tgt_itos": model.tgt_vocab.itos,
             "state_dict": state, "extra": extra or {}}
-    tmp = path.with_name(path.name + ".part")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
+    tmp = path.with_name(f"{path.name}.part-{secrets.token_hex(4)}")
+    try:
+        # Through a file object: torch.save records a path's name inside the archive, which
+        # would make identical models give different bytes under random temporary names.
+        with open(tmp, "wb") as f:
+            torch.save(blob, f)
+        try:
+            torch.load(tmp, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise CheckpointError(f"cannot save {path}: `extra` holds values a safe load "
+                                  f"refuses ({e}); use str/int/float/bool/list/dict/tensors"
+                                  ) from e
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 
@@ -60,16 +73,21 @@ def load(path: str | os.PathLike, config: ModelConfig | None = None, device=None
     from lib.device import pick_device
 
     blob = read(path)
-    stored = ModelConfig(**blob["config"])
+    try:
+        stored = ModelConfig(**blob["config"])
+        vocabs = Vocab(blob["src_itos"]), Vocab(blob["tgt_itos"])
+        state_dict = blob["state_dict"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {path} is incomplete or inconsistent: {e!r}") from e
     if config is not None and config != stored:
         diffs = [f"{k}: checkpoint {v!r}, requested {config.to_dict()[k]!r}"
                  for k, v in stored.to_dict().items() if config.to_dict()[k] != v]
         raise CheckpointError(f"checkpoint {path} does not match the requested config: "
                               + "; ".join(diffs))
-    model = Seq2Seq(stored, Vocab(blob["src_itos"]), Vocab(blob["tgt_itos"]))
     try:
-        model.load_state_dict(blob["state_dict"])
-    except RuntimeError as e:
+        model = Seq2Seq(stored, *vocabs)
+        model.load_state_dict(state_dict)
+    except (RuntimeError, ValueError) as e:
         raise CheckpointError(f"checkpoint {path} weights do not fit its config: {e}") from e
     model.extra = blob.get("extra", {})
     return model.to(pick_device(device)).eval()

@@ -42,8 +42,7 @@ _TRANSLATE = str.maketrans({**_SPACES, **_QUOTES})
 # elision apostrophe kept on its left part ("j'", "qu'"), or any single other symbol.
 _TOKEN = re.compile(r"\w+(?:-\w+)*'?|[^\w\s]")
 
-# French typography puts a space before these and none after an opening guillemet.
-_SPACE_BEFORE = {"?", "!", ":", ";", "»", "%", "$", "€"}
+# Tatoeba's French puts a space before ? ! : ; and inside « »; none before . , )
 _NO_SPACE_BEFORE = {".", ",", ")", "…"}
 _NO_SPACE_AFTER = {"("}
 
@@ -180,23 +179,26 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
     path = Path(path) if path is not None else corpus_path()
     if not path.is_file():
         raise CorpusError(f"corpus file {path} does not exist")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be a positive number of pairs or None, got {limit}")
     pairs = []
-    with open(path, encoding="utf-8", errors="strict") as f:
-        try:
-            for lineno, line in enumerate(f, 1):
-                line = line.rstrip("\n").rstrip("\r")
-                if not line.strip():
-                    continue
-                cols = line.split("\t")
-                if len(cols) not in (2, 3) or not cols[0].strip() or not cols[1].strip():
-                    raise CorpusError(
-                        f"{path}, line {lineno}: expected 'English<TAB>French[<TAB>attribution]', "
-                        f"got {line[:80]!r} — the file is corrupt or not a Tatoeba pair file")
-                pairs.append((normalize(cols[0]), normalize(cols[1])))
-                if limit is not None and len(pairs) >= limit:
-                    break
-        except UnicodeDecodeError as e:
-            raise CorpusError(f"{path} is not valid UTF-8 ({e}); the file is corrupt") from e
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").rstrip("\n").rstrip("\r")
+            except UnicodeDecodeError as e:
+                raise CorpusError(f"{path}, line {lineno}: not valid UTF-8 ({e}); "
+                                  f"the file is corrupt") from e
+            if not line.strip():
+                continue
+            cols = line.split("\t")
+            if len(cols) not in (2, 3) or not cols[0].strip() or not cols[1].strip():
+                raise CorpusError(
+                    f"{path}, line {lineno}: expected 'English<TAB>French[<TAB>attribution]', "
+                    f"got {line[:80]!r} — the file is corrupt or not a Tatoeba pair file")
+            pairs.append((normalize(cols[0]), normalize(cols[1])))
+            if limit is not None and len(pairs) >= limit:
+                break
     if not pairs:
         raise CorpusError(f"corpus file {path} holds no sentence pairs")
     return pairs

@@ -78,6 +78,9 @@ class Seq2Seq(nn.Module):
         """
         if isinstance(sentences, str):
             raise TypeError("translate() takes a list of sentences; wrap a single one in [...]")
+        if not isinstance(sentences, (list, tuple)):
+            raise TypeError(f"translate() takes a list of sentences, got "
+                            f"{type(sentences).__name__}: {sentences!r}")
         ids = []
         for i, s in enumerate(sentences):
             if not isinstance(s, str):

@@ -48,6 +48,13 @@ def _code_fingerprint() -> str:
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
         h.update(ast.dump(tree).encode())
+    # train_reference (below) seeds and builds the model: its code shapes the result too.
+    here_tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    for node in here_tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "train_reference":
+            node.body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(
+                getattr(n, "value", None), ast.Constant))]
+            h.update(ast.dump(node).encode())
     return h.hexdigest()
 
 

@@ -215,8 +215,6 @@ def test_invalid_utf8_raises_corpus_error_naming_the_file(tmp_path):
         data.read_pairs(f)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the invalid-UTF-8 error names the file but not the "
-                                       "line (the decode error happens inside the file iterator)")
 def test_invalid_utf8_error_names_the_line(tmp_path):
     f = _invalid_utf8_file(tmp_path)
     with pytest.raises(CorpusError, match=r"latin1\.txt.*line 3"):

@@ -305,9 +305,6 @@ def test_translate_refuses_a_bare_string(model):
         model.translate("I am here.")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: translate(None) / translate(42) fail inside "
-                                       "enumerate() with Python's generic \"'int' object is not "
-                                       "iterable\" instead of saying a list of sentences is needed")
 @pytest.mark.parametrize("bad", [None, 42])
 def test_translate_refuses_a_non_list_with_a_clear_message(model, bad):
     with pytest.raises(TypeError, match="list of sentences"):
