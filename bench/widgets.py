@@ -79,7 +79,7 @@ def row(name: str, times: list[float]) -> str:
     med = statistics.median(times)
     p90 = sorted(times)[int(0.9 * (len(times) - 1))]
     ok = "ok" if med <= TARGET_MS else "OVER"
-    return f"  {name:<42} median {med:6.1f} ms   p90 {p90:6.1f} ms   [{ok}]"
+    return f"  {name:<44} median {med:6.1f} ms   p90 {p90:6.1f} ms   [{ok}]"
 
 
 def main(argv=None) -> None:
@@ -167,7 +167,7 @@ def main(argv=None) -> None:
     }
     for name, make in cases.items():
         kb = len(make().to_html().encode("utf-8")) / 1024
-        print(f"  {name:<42} {kb:7.1f} KB   [{'ok' if kb <= TARGET_KB else 'OVER'}]")
+        print(f"  {name:<48} {kb:7.1f} KB   [{'ok' if kb <= TARGET_KB else 'OVER'}]")
 
 
 if __name__ == "__main__":

@@ -175,8 +175,9 @@ def encoder_layers_by_hand(model, src) -> list[torch.Tensor]:
 def test_encoder_states_are_the_models(layers, sentence):
     model = make_model(layers=layers, seed=layers)
     model.train()  # the capture must switch dropout off, then restore the mode
+    threads = torch.get_num_threads()
     trace = capture_hidden(model, sentence)
-    assert model.training
+    assert model.training and torch.get_num_threads() == threads
     model.eval()
     enc, _ = trace.tensors()  # (L, S, H)
     src, lengths = model.prepare([sentence])

@@ -28,7 +28,14 @@ from lib.widgets.render import (
     short,
     slider,
 )
-from lib.widgets.trace import ContextMap, HiddenTrace, capture_contexts, capture_hidden, pca2
+from lib.widgets.trace import (
+    ContextMap,
+    HiddenTrace,
+    capture_contexts,
+    capture_hidden,
+    one_cpu_thread,
+    pca2,
+)
 
 WIDTH = 696  # SVG user units; the SVGs scale down to narrower columns
 ENC, DEC = "#2563eb", "#ea580c"  # encoder blue, decoder orange
@@ -373,6 +380,14 @@ class HiddenView(View):
 
     def __init__(self, trace: HiddenTrace, units: int | None = 48, cmap: ContextMap | None = None,
                  mode: str = "enc", layer: int | None = None):
+        with one_cpu_thread():  # small tensors: see lib.widgets.trace.one_cpu_thread
+            body, data = self._draw(trace, units, cmap, mode, layer)
+        super().__init__(body, JS_HIDDEN + JS_MAP, data, f"Hidden states: {trace.sentence}",
+                         trace, CSS)
+
+    @staticmethod
+    def _draw(trace: HiddenTrace, units: int | None, cmap: ContextMap | None, mode: str,
+              layer: int | None) -> tuple[str, dict]:
         if mode not in ("enc", "dec"):
             raise ValueError(f"mode must be 'enc' (encoder) or 'dec' (decoder), got {mode!r}")
         enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
@@ -412,8 +427,7 @@ class HiddenView(View):
         data = {"S": S, "T": T, "mode": mode, "layer": layer, "source": trace.source,
                 "output": trace.output, "panels": data_panels,
                 "map": cmap.sentences if cmap is not None else []}
-        super().__init__(body, JS_HIDDEN + JS_MAP, data, f"Hidden states: {trace.sentence}",
-                         trace, CSS)
+        return body, data
 
 
 class ContextMapView(View):
@@ -422,7 +436,9 @@ class ContextMapView(View):
     kind = "map"
 
     def __init__(self, cmap: ContextMap, highlight: list[tuple[str, list[float]]] | None = None):
-        body = (header("Context vectors") + map_panel(cmap, highlight)
+        with one_cpu_thread():
+            drawn = map_panel(cmap, highlight)
+        body = (header("Context vectors") + drawn
                 + '<noscript><p class="s2s-note">JavaScript is off: hovering a dot shows its '
                 "sentence; ringing its neighbours needs JavaScript.</p></noscript>")
         super().__init__(body, JS_MAP, {"map": cmap.sentences},

@@ -43,15 +43,39 @@ class Record:
         return cls.from_dict(json.loads(text))
 
 
+def _on_cpu(model) -> bool:
+    params = model.parameters() if isinstance(model, nn.Module) else iter(())
+    return next(params, torch.empty(0)).device.type == "cpu"
+
+
+@contextlib.contextmanager
+def one_cpu_thread(active: bool = True):
+    """Run the CPU work inside on one intra-op thread, then restore the setting.
+
+    The widgets' tensors are small (one sentence, a few hundred vectors): one thread computes
+    them about as fast as several, while on a busy machine extra threads mostly wait for each
+    other. On this project's shared 2-core machine a beam redraw took 50 ms on one thread and
+    1.8 s on two.
+    """
+    threads = torch.get_num_threads()
+    if active:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @contextlib.contextmanager
 def evaluating(model):
-    """Dropout off while we look inside, then give the model its own mode back."""
+    """Dropout off and no gradients while we look inside, then the model's own mode back
+    (and, on the CPU, one thread: see `one_cpu_thread`)."""
     module = isinstance(model, nn.Module)
     was_training = module and model.training
     if module:
         model.eval()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), one_cpu_thread(_on_cpu(model)):
             yield
     finally:
         if module:
@@ -439,6 +463,12 @@ def capture_contexts(model, sentences: list[str], layer: int = -1, neighbours: i
     if len(sentences) < 2:
         raise ValueError("a map needs at least two usable sentences")
     ctx = encode_contexts(model, sentences, layer)  # (N, H)
+    with one_cpu_thread():
+        return _context_map(ctx, sentences, layer, neighbours, color_by)
+
+
+def _context_map(ctx: torch.Tensor, sentences: list[str], layer: int, neighbours: int,
+                 color_by: str) -> ContextMap:
     pca = pca2(ctx)
     unit = nn.functional.normalize(ctx.double(), dim=1)  # (N, H)
     sim = unit @ unit.T  # (N, N) cosine similarity
