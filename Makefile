@@ -22,7 +22,7 @@ PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup book test serve clean distclean train bench lint chromium
+.PHONY: setup book test serve clean distclean train reference bench lint chromium
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ chromium:
 train: setup
 	$(PY) -m lib.reference --train
 
+# The chapters load the reference model; train it once (about 15 minutes on 2 CPU cores) when
+# no model with the current config, corpus and training code is cached.
+reference: setup
+	$(PY) -m lib.reference --ensure
+
 # Always a full, fresh, strict build: every notebook runs against the current lib/, and a
 # failing cell, a warning or a broken reference fails it (-n -W --keep-going, --all).
 define build_site
@@ -56,10 +61,10 @@ define build_site
 	touch $(SITE_STAMP)
 endef
 
-book: setup
+book: setup reference
 	$(build_site)
 
-$(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS)
+$(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference
 	$(build_site)
 
 test: setup chromium $(SITE_STAMP)

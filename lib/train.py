@@ -97,10 +97,11 @@ def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
 
 
 def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
-          device=None, progress: bool = True, log_every: int = 20) -> History:
+          device=None, progress: bool = True, log_every: int = 20, on_eval=None) -> History:
     """Train `model` in place on encoded (src ids, tgt ids) examples; return the history.
 
     Same seed, same data, same device and thread count -> bit-identical weights on the CPU.
+    `on_eval(model, history)` is called after each validation check (e.g. to log or snapshot).
     """
     from tqdm.auto import tqdm
 
@@ -156,6 +157,8 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
                 hist.eval_seconds.append(time.perf_counter() - start)
                 hist.valid_bleu.append(bleu)
                 bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
+                if on_eval is not None:
+                    on_eval(model, hist)
     bar.close()
     model.eval()
     return hist

@@ -1,0 +1,133 @@
+"""Training benchmark: target tokens/s, this CPU's matmul peak, the utilisation, and BLEU.
+
+    python bench/training.py                 # throughput + peak + utilisation (a few minutes)
+    python bench/training.py --reference     # also read BLEU and minutes of the cached reference
+
+Utilisation counts the matrix-multiply FLOPs the model must do (GRU gates and the prediction
+head, forward and backward = 3x forward) per second, divided by the peak a large fp32 matmul
+reaches on the same cores in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lib import reference  # noqa: E402
+from lib.data import load_corpus, make_batches  # noqa: E402
+from lib.model import ModelConfig, Seq2Seq  # noqa: E402
+from lib.train import batch_loss  # noqa: E402
+
+
+def cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
+    """Best GFLOP/s of an n x n fp32 matmul over a few runs (what the cores can do at best)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(3):
+        a @ b
+    best = 0.0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        best = max(best, 2 * n**3 / (time.perf_counter() - t) / 1e9)
+    return best
+
+
+def matmul_flops(cfg: ModelConfig, src_tokens: int, tgt_tokens: int) -> float:
+    """Forward+backward matmul FLOPs for a batch with these numbers of (padded) tokens."""
+    H, E, L = cfg.hidden_size, cfg.emb_dim, cfg.num_layers
+    enc = 3 * H * (E + H) + (L - 1) * 3 * H * (2 * H)  # multiply-adds per source token
+    dec_in = E + (H if cfg.feed_context else 0)
+    dec = 3 * H * (dec_in + H) + (L - 1) * 3 * H * (2 * H) + H * cfg.tgt_vocab_size
+    return 3 * 2 * (enc * src_tokens + dec * tgt_tokens)
+
+
+def throughput(steps: int, warmup: int = 5) -> dict:
+    """Train the reference configuration for `steps` batches; tokens/s and achieved GFLOP/s."""
+    corpus = load_corpus(reference.DATA)
+    cfg = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **reference.MODEL)
+    torch.manual_seed(0)
+    model = Seq2Seq(cfg, corpus.src_vocab, corpus.tgt_vocab).train()
+    opt = torch.optim.Adam(model.parameters(), lr=reference.TRAIN.lr, fused=True)
+    batches = make_batches(corpus.train_examples, reference.TRAIN.batch_size, seed=1)
+    tokens = flops = 0.0
+    for i, b in enumerate(batches[:warmup + steps]):
+        if i == warmup:
+            start = time.perf_counter()
+            tokens = flops = 0.0
+        loss = batch_loss(model, b)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), reference.TRAIN.clip)
+        opt.step()
+        tokens += b.n_tokens
+        flops += matmul_flops(cfg, b.src.numel(), b.tgt_out.numel())
+    seconds = time.perf_counter() - start
+    return {"tokens_per_s": tokens / seconds, "gflops": flops / seconds / 1e9,
+            "params": sum(p.numel() for p in model.parameters()), "config": cfg}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--reference", action="store_true")
+    args = p.parse_args()
+    print(f"machine : {cpu_name()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}")
+    peaks, runs = [], []
+    for _ in range(args.repeats):  # interleave so both see the same machine state
+        peaks.append(matmul_peak())
+        runs.append(throughput(args.steps))
+    peak = statistics.median(peaks)
+    tps = statistics.median(r["tokens_per_s"] for r in runs)
+    gflops = statistics.median(r["gflops"] for r in runs)
+    cfg = runs[0]["config"]
+    print(f"model   : {runs[0]['params'] / 1e6:.1f} M parameters, hidden {cfg.hidden_size}, "
+          f"emb {cfg.emb_dim}, {cfg.num_layers} layers, target vocab {cfg.tgt_vocab_size}, "
+          f"batch {reference.TRAIN.batch_size}, feed_context={cfg.feed_context}")
+    print(f"matmul peak (2048^2 fp32, best of 10, median of {args.repeats}): {peak:.1f} GFLOP/s")
+    print(f"training: {tps:.0f} target tokens/s, {gflops:.1f} GFLOP/s of matmul work "
+          f"(median of {args.repeats} x {args.steps} steps)")
+    print(f"utilisation: {100 * gflops / peak:.1f} % of the measured matmul peak "
+          f"(target >= 30 %)")
+    if args.reference:
+        from lib import checkpoint
+        from lib.evaluate import evaluate_bleu
+
+        path = reference.cache_path()
+        if not path.is_file():
+            print(f"no cached reference model at {path}: run `make train` first")
+            return
+        model = checkpoint.load(path)
+        extra = model.extra
+        test = load_corpus(reference.DATA).split.test
+        hist = extra["history"]
+        print(f"reference: trained {extra['minutes']:.1f} min at "
+              f"{extra['tokens_per_second']:.0f} target tokens/s")
+        for s, t, b in zip(hist["eval_step"], hist["eval_seconds"], hist["valid_bleu"]):
+            print(f"  step {s:5d}  {t / 60:5.1f} min  valid BLEU (greedy, 500 sentences) {b:.2f}")
+        for k in (1, 5):
+            print(f"  held-out test BLEU, beam {k}: {evaluate_bleu(model, test, beam_size=k):.2f}")
+
+
+if __name__ == "__main__":
+    main()
