@@ -315,9 +315,10 @@ def test_main_trains_then_prints_held_out_bleu_and_minutes(tiny, capsys, monkeyp
     reference.main(["--train", "--device", "cpu"])
     out = capsys.readouterr().out
     assert len(tiny) == 1 and reference.cache_path().is_file()
-    assert re.search(r"trained in \d+\.\d min \(\d+ target tokens/s\) -> .*reference-", out)
-    assert re.search(r"held-out BLEU \(beam 1, sacrebleu, all references\): \d+\.\d\d", out)
-    assert "beam 5" in out
+    assert re.search(r"reference model .*reference-.*: trained \d+\.\d min at \d+ target "
+                     r"tokens/s", out)
+    assert re.search(r"held-out BLEU \(greedy, sacrebleu, all references\): \d+\.\d\d", out)
+    assert re.search(r"held-out BLEU \(beam 5, sacrebleu, all references\): \d+\.\d\d", out)
     _forbid_training(monkeypatch)
     reference.main(["--ensure"])
     assert "reference model is cached and fresh" in capsys.readouterr().out
