@@ -1,0 +1,251 @@
+"""Checkers for the exercises of "The prediction head".
+
+    check_softmax(softmax)                      eq. 8, stable for large logits
+    check_masked_cross_entropy(cross_entropy)   eq. 7 averaged over real tokens, padding masked
+    check_sequence_log_prob(sequence_log_prob)  log P(y | x) by teacher forcing
+
+Each checker compares the learner's function with the reference (torch.softmax,
+lib.head.masked_cross_entropy, lib.search.sequence_log_prob) and, when the answer equals a
+common mistake (padding in the loss, the mean over every position, the log forgotten, the
+model's own prediction fed instead of the target...), computes that mistake too and names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import torch
+import torch.nn.functional as F
+
+from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.checks.decoder import tiny_model
+from lib.data import EOS, PAD, SOS, SPECIALS
+from lib.head import masked_cross_entropy
+from lib.search import greedy, sequence_log_prob
+
+# ---------------------------------------------------------------------------------------------
+# softmax(logits (..., V)) -> probabilities (..., V)
+# ---------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _no_builtin_softmax():
+    """Make torch's own softmax functions raise while the learner's code runs."""
+    def refuse(*args, **kwargs):
+        raise Mismatch("write softmax from torch.exp and a sum; torch's own softmax (and "
+                       "log_softmax) is what the exercise rebuilds")
+
+    saved = [(torch, "softmax", torch.softmax), (F, "softmax", F.softmax),
+             (torch.Tensor, "softmax", torch.Tensor.softmax),
+             (torch, "log_softmax", torch.log_softmax), (F, "log_softmax", F.log_softmax),
+             (torch.Tensor, "log_softmax", torch.Tensor.log_softmax)]
+    try:
+        for owner, name, _ in saved:
+            setattr(owner, name, refuse)
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def _softmax_case(fn, logits: torch.Tensor, label: str) -> str:
+    expected = torch.softmax(logits, dim=-1)
+    with _no_builtin_softmax():
+        got = fn(logits.clone())
+    if not torch.is_tensor(got):
+        raise Mismatch(f"{label}: return a tensor of probabilities, got {type(got).__name__}")
+    expect_shape(f"{label}: the probabilities", got, tuple(logits.shape))
+    got = got.detach()
+    if not bool(torch.isfinite(got).all()):
+        raise Mismatch(f"{label}: you returned nan or inf. exp() of a large logit overflows "
+                       f"(float32 exp(89) is already inf); subtract each row's maximum before "
+                       f"exp: softmax(z) = softmax(z - max(z)), and the largest exp is then 1")
+    sums = got.sum(-1)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+        if logits.dim() > 1 and torch.allclose(got.sum(0), torch.ones_like(got.sum(0)),
+                                               atol=1e-4):
+            raise Mismatch(f"{label}: your probabilities sum to 1 over dim 0 (the batch); "
+                           f"normalise over the last dimension, the vocabulary (dim=-1)")
+        raise Mismatch(f"{label}: each row must sum to 1 over the vocabulary; yours sum to "
+                       f"{sums.flatten()[0].item():.4g}... (divide exp(z) by its sum over "
+                       f"dim=-1, with keepdim=True)")
+    expect_close(f"{label}: the probabilities", got, expected, atol=1e-6, rtol=1e-4)
+    return label
+
+
+def check_softmax(fn) -> CheckResult:
+    """fn(logits (..., V)) -> softmax over the last dimension, stable for large logits."""
+    g = torch.Generator().manual_seed(0)
+    return run_checks(
+        "softmax",
+        lambda: _softmax_case(fn, torch.randn(5, generator=g), "one vector of 5 logits"),
+        lambda: _softmax_case(fn, torch.randn(4, 7, generator=g) * 3, "a batch (4, 7)"),
+        lambda: _softmax_case(fn, torch.randn(2, 3, 6, generator=g), "a batch (2, 3, 6)"),
+        lambda: _softmax_case(fn, torch.tensor([[1000.0, 1001.0, 1002.0], [-5.0, 0.0, 5.0]]),
+                              "large logits [1000, 1001, 1002]"),
+        lambda: _softmax_case(fn, torch.tensor([[-1000.0, -1001.0, -999.0]]),
+                              "very negative logits"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# cross_entropy(logits (B, T, V), targets (B, T), pad) -> mean -log P over real tokens
+# ---------------------------------------------------------------------------------------------
+
+
+def _ce_variants(logits: torch.Tensor, targets: torch.Tensor, pad: int) -> dict[str, float]:
+    """Typical wrong losses, each with the explanation of its mistake."""
+    flat, tgt = logits.reshape(-1, logits.size(-1)), targets.reshape(-1)  # (B*T, V), (B*T,)
+    real = tgt != pad  # (B*T,)
+    logp = F.log_softmax(flat, -1).gather(1, tgt.unsqueeze(1)).squeeze(1)  # (B*T,)
+    p = logp.exp()
+    per_sentence = torch.stack([-logp.view(targets.shape)[b][real.view(targets.shape)[b]].mean()
+                                for b in range(targets.size(0))])
+    return {
+        "padding not masked: the <pad> positions entered the loss (they are not words to "
+        "predict; skip positions where the target equals the pad argument, which is not "
+        "always 0)": float(-logp.mean()),
+        "averaged over all positions instead of real tokens: the padding is masked in the sum "
+        "but still counted in the denominator; divide by the number of real tokens":
+            float(-(logp * real).sum() / real.numel()),
+        "you summed the negative log-probabilities; eq. 7's sum is right, but this function "
+        "returns the mean per real token (divide by their number)": float(-(logp * real).sum()),
+        "forgot the log: the loss is the mean of -log P(y*_t), not of -P(y*_t)":
+            float(-(p * real).sum() / real.sum()),
+        "forgot the log: the loss is -log P(y*_t), not 1 - P(y*_t)":
+            float((1 - p)[real].mean()),
+        "the sign: the loss is the NEGATIVE log-probability (it is >= 0, and smaller is "
+        "better)": float((logp * real).sum() / real.sum()),
+        "you used the raw logit of the target; apply log_softmax first, so that the scores "
+        "become log-probabilities": float(-flat.gather(1, tgt.unsqueeze(1)).squeeze(1)[real]
+                                           .mean()),
+        "you averaged per sentence, then over sentences: a token of a short sentence then "
+        "weighs more than one of a long sentence; average over all real tokens at once":
+            float(per_sentence.mean()),
+    }
+
+
+def _ce_case(fn, B: int, T: int, V: int, lengths: list[int], seed: int, pad: int = PAD,
+             scale: float = 2.0) -> str:
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(B, T, V, generator=g) * scale  # (B, T, V)
+    targets = torch.randint(len(SPECIALS), V, (B, T), generator=g)  # (B, T)
+    for b, n in enumerate(lengths):
+        targets[b, n:] = pad
+    expected = float(masked_cross_entropy(logits, targets, pad=pad))
+    got = fn(logits.clone(), targets.clone(), pad)
+    label = f"B={B}, T={T}, V={V}, lengths {lengths}"
+    if torch.is_tensor(got):
+        if got.numel() != 1:
+            raise Mismatch(f"{label}: return one number (a scalar tensor), got shape "
+                           f"{tuple(got.shape)}")
+        got = float(got)
+    if not isinstance(got, (int, float)):
+        raise Mismatch(f"{label}: return a number (a scalar tensor), got {type(got).__name__}")
+    if math.isclose(got, expected, rel_tol=1e-4, abs_tol=1e-5):
+        return label
+    for why, value in _ce_variants(logits, targets, pad).items():
+        if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-5):
+            raise Mismatch(f"{label}: {why}")
+    raise Mismatch(f"{label}: you returned {got:.5g}, expected {expected:.5g} (the mean of "
+                   f"-log softmax(logits)[target] over the positions whose target is not pad)")
+
+
+def check_masked_cross_entropy(fn) -> CheckResult:
+    """fn(logits (B, T, V), targets (B, T), pad) -> mean -log P(target) over real tokens."""
+    return run_checks(
+        "masked cross-entropy",
+        lambda: _ce_case(fn, 3, 5, 7, [5, 2, 3], 0),
+        lambda: _ce_case(fn, 2, 4, 6, [4, 1], 1, scale=6.0),
+        lambda: _ce_case(fn, 4, 6, 9, [6, 6, 3, 1], 2, pad=5),
+        lambda: _ce_case(fn, 2, 3, 5, [3, 3], 3),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# sequence_log_prob(model, src, src_lengths, tgt) -> log P(y | x) (B,)
+# ---------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def _wrong_log_prob(model, src, src_lengths, tgt, mistake: str) -> torch.Tensor:
+    """sequence_log_prob with one typical mistake, to recognise it in a learner's answer."""
+    _, state, context = model.encode(src, src_lengths)
+    B, T = tgt.shape
+    dev = tgt.device
+    total = torch.zeros(B, device=dev)  # (B,)
+    live = torch.ones(B, dtype=torch.bool, device=dev)  # (B,)
+    prev = torch.full((B,), SOS, dtype=torch.long, device=dev)  # (B,)
+    for t in range(T):
+        if mistake == "shifted":  # reads y_t to predict y_t
+            prev = tgt[:, t]
+        logits, state = model.decoder.step(prev, state, context)
+        tok = tgt[:, t]
+        # log_softmax equals log_probs on every token that may be written
+        lp = F.log_softmax(logits.float(), -1).gather(1, tok.unsqueeze(1)).squeeze(1)  # (B,)
+        counts = torch.ones_like(live) if mistake == "count pad" else live & (tok != PAD)
+        total += torch.where(counts, lp, torch.zeros_like(lp))
+        live &= tok != EOS
+        prev = logits.argmax(-1) if mistake == "own prediction" else tok
+    return total.cpu()
+
+
+def _seq_case(fn, model, src, src_lengths, tgt, label: str) -> str:
+    with torch.no_grad():
+        expected = sequence_log_prob(model, src, src_lengths, tgt).float().cpu()  # (B,)
+        got = fn(model, src.clone(), src_lengths.clone(), tgt.clone())
+    B = tgt.size(0)
+    if not torch.is_tensor(got):
+        raise Mismatch(f"{label}: return a tensor of log-probabilities (B,), got "
+                       f"{type(got).__name__}")
+    expect_shape(f"{label}: log P(y | x)", got, (B,))
+    got = got.detach().float().cpu()
+    if torch.allclose(got, expected, atol=1e-4, rtol=1e-4):
+        return f"{label}: equal to lib.search.sequence_log_prob"
+    if not bool(torch.isfinite(got).all()):
+        raise Mismatch(f"{label}: your log P is {got.tolist()}: -inf comes from scoring a "
+                       f"<pad> position (lib.search.log_probs forbids <pad>); stop counting "
+                       f"after the first <eos>")
+    if bool((got > 0).all()):
+        if torch.allclose(got, -expected, atol=1e-4, rtol=1e-4):
+            raise Mismatch(f"{label}: you returned -log P; log P(y | x) is <= 0")
+        raise Mismatch(f"{label}: log-probabilities are <= 0, yours are positive: forgot the "
+                       f"log? (sum log P(y_t | ...), do not multiply or add probabilities)")
+    for mistake, why in (
+            ("count pad", "you counted the <pad> positions after <eos>: only the tokens up to "
+                          "and including the first <eos> belong to the output"),
+            ("own prediction", "you fed the model's own prediction (its argmax) as the next "
+                               "input; to score a given output, feed its own previous token "
+                               "y_{t-1} (teacher forcing)"),
+            ("shifted", "off by one: step t must read the previous token y_{t-1} (<sos> at "
+                        "step 1) and score y_t; you fed y_t itself")):
+        wrong = _wrong_log_prob(model, src, src_lengths, tgt, mistake)
+        if torch.allclose(got, wrong, atol=1e-4, rtol=1e-4):
+            raise Mismatch(f"{label}: {why}")
+    expect_close(f"{label}: log P(y | x)", got, expected, atol=1e-4)
+    return ""
+
+
+def _targets(rows: list[list[int]]) -> torch.Tensor:
+    T = max(len(r) for r in rows)
+    return torch.tensor([r + [PAD] * (T - len(r)) for r in rows])  # (B, T)
+
+
+def check_sequence_log_prob(fn, model=None) -> CheckResult:
+    """fn(model, src (B, S), src_lengths (B,), tgt (B, T)) -> log P(tgt | src) (B,).
+
+    tgt rows hold tokens, then <eos>, then <pad>, as the search functions return them.
+    """
+    tiny = tiny_model(7)
+    src = torch.tensor([[4, 5, 6, 7], [8, 9, PAD, PAD], [10, 4, 11, PAD]])  # (3, 4)
+    lengths = torch.tensor([4, 2, 3])
+    tgt = _targets([[5, 6, EOS], [7, EOS], [4, 8, 9, 10, EOS]])
+    checks = [lambda: _seq_case(fn, tiny, src, lengths, tgt, "tiny model, 3 outputs")]
+    if model is not None:
+        def course():
+            s, n = model.prepare(["I am cold.", "Where is the station?"])
+            out = greedy(model, s, n)  # (2, T): tokens, <eos>, <pad>
+            return _seq_case(fn, model, s, n, out, "course model, its own greedy outputs")
+        checks.append(course)
+    return run_checks("sequence_log_prob", *checks)
