@@ -1,0 +1,204 @@
+"""Checkers for the exercises of "From sentences to tensors".
+
+    check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, then <eos>
+    check_pad_batch(pad_batch)               id lists -> padded (B, T) tensor and lengths (B,)
+    check_split_by_source(split_by_source)   a split with no English sentence on both sides
+
+Each runs the learner's function on small cases, compares it with `lib.data` (or with the rule
+the chapter states) and says in words what differs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from lib.checks import CheckResult, Mismatch, expect_shape, run_checks
+from lib.data import EOS, PAD, SOS, SPECIALS, UNK, Vocab, pad
+
+# ---------------------------------------------------------------------------------------------
+# encode_sentence(tokens, vocab) -> list of ids ending with <eos>
+# ---------------------------------------------------------------------------------------------
+
+_VOCAB = Vocab(list(SPECIALS) + ["i", "am", "cold", ".", "you", "are", "?", "tom"])
+
+
+def _as_ids(got) -> list[int]:
+    if torch.is_tensor(got):
+        if got.dim() != 1:
+            raise Mismatch(f"return one flat list of ids (or a 1-D tensor), got a tensor of "
+                           f"shape {tuple(got.shape)}")
+        return [int(i) for i in got.tolist()]
+    if not isinstance(got, (list, tuple)):
+        raise Mismatch(f"return a list of integer ids, got {type(got).__name__}: {got!r}")
+    if not all(isinstance(i, int) or (torch.is_tensor(i) and i.numel() == 1) for i in got):
+        raise Mismatch(f"every id must be an integer, got {got!r}")
+    return [int(i) for i in got]
+
+
+def _encode_case(fn, tokens: list[str], vocab: Vocab) -> str:
+    expected = vocab.encode(tokens, eos=True)
+    try:
+        got = _as_ids(fn(list(tokens), vocab))
+    except KeyError as e:
+        raise Mismatch(f"encoding {tokens} raised KeyError {e}: a token the vocabulary does not "
+                       f"know must become <unk> (id {UNK}), e.g. with vocab.stoi.get(token, "
+                       f"UNK)") from None
+    if got == expected:
+        return f"{tokens} -> {got}"
+    if got == expected[:-1]:
+        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the sentence must end with "
+                       f"<eos> (id {EOS}) so the model learns where it stops")
+    if got[:1] == [SOS] and got[1:] == expected:
+        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the source gets no <sos> "
+                       f"(id {SOS}) at the start, only <eos> at the end")
+    if len(got) == len(expected):
+        for t, (g, e) in enumerate(zip(got, expected)):
+            if g != e:
+                word = tokens[t] if t < len(tokens) else "<eos>"
+                if e == UNK:
+                    raise Mismatch(f"{tokens}: position {t} ({word!r}) is not in the vocabulary "
+                                   f"and should be <unk> (id {UNK}), got {g}")
+                raise Mismatch(f"{tokens}: got {got}, expected {expected}; position {t} "
+                               f"({word!r}) should be id {e}, got {g}")
+    raise Mismatch(f"{tokens}: got {len(got)} ids {got}, expected {len(expected)}: {expected} "
+                   f"(one id per token, then <eos>)")
+
+
+def check_encode_sentence(fn, vocab: Vocab | None = None) -> CheckResult:
+    """`fn(tokens, vocab)` must return the ids of the tokens (unknown ones as <unk>) + <eos>."""
+    vocab = vocab or _VOCAB
+    words = [t for t in vocab.itos[4:14]]
+    cases = [
+        words[:3],
+        [words[0], "zzyzx-not-a-word", words[1]],  # an unknown word in the middle
+        ["qwerty-unknown"],  # only an unknown word
+        [],  # an empty sentence still gets its <eos>
+    ]
+    return run_checks("encode_sentence", *[
+        (lambda c=c: _encode_case(fn, c, vocab)) for c in cases])
+
+
+# ---------------------------------------------------------------------------------------------
+# pad_batch(seqs) -> (padded (B, T) long, lengths (B,) long)
+# ---------------------------------------------------------------------------------------------
+
+
+def _pad_case(fn, seqs: list[list[int]]) -> str:
+    expected = pad(seqs)  # (B, T)
+    lengths = torch.tensor([len(s) for s in seqs])  # (B,)
+    got = fn([list(s) for s in seqs])
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise Mismatch("return a pair (padded, lengths): the padded (B, T) tensor and the (B,) "
+                       "tensor of true lengths")
+    padded, got_lengths = got
+    if not torch.is_tensor(padded):
+        raise Mismatch(f"padded must be a tensor, got {type(padded).__name__}")
+    expect_shape("padded", padded, tuple(expected.shape))
+    if padded.dtype != torch.long:
+        raise Mismatch(f"padded has dtype {padded.dtype}; ids index an embedding table, so use "
+                       f"torch.long")
+    got_lengths = torch.as_tensor(got_lengths)
+    expect_shape("lengths", got_lengths, (len(seqs),))
+    if got_lengths.tolist() != lengths.tolist():
+        raise Mismatch(f"lengths is {got_lengths.tolist()}, expected the true lengths "
+                       f"{lengths.tolist()} (before padding)")
+    for b, s in enumerate(seqs):
+        row = padded[b].tolist()
+        if row == expected[b].tolist():
+            continue
+        n = len(s)
+        if row[len(row) - n:] == s and n < len(row):
+            raise Mismatch(f"row {b} {row} is padded on the left; put the tokens first and the "
+                           f"<pad> ids after them: {expected[b].tolist()}")
+        if row[:n] == s:
+            raise Mismatch(f"row {b} is {row}: the positions after its {n} tokens must hold "
+                           f"<pad> = {PAD}, expected {expected[b].tolist()}")
+        raise Mismatch(f"row {b} is {row}, expected {expected[b].tolist()}")
+    return f"{len(seqs)} sequences -> padded {tuple(padded.shape)}, lengths {lengths.tolist()}"
+
+
+def check_pad_batch(fn) -> CheckResult:
+    """`fn(seqs)` must return (padded (B, max_len) long with <pad>=0 after each row, lengths)."""
+    cases = [
+        [[5, 6, 7, 3], [8, 3], [9, 10, 3]],
+        [[4, 3], [4, 3]],  # equal lengths: no padding at all
+        [[12, 3], [5, 6, 7, 8, 9, 3], [7, 3], [11, 12, 13, 3]],
+    ]
+    return run_checks("pad_batch", *[(lambda c=c: _pad_case(fn, c)) for c in cases])
+
+
+# ---------------------------------------------------------------------------------------------
+# split_by_source(pairs, n_test, seed) -> (train pairs, test pairs)
+# ---------------------------------------------------------------------------------------------
+
+
+def toy_pairs(n_sources: int = 60, seed: int = 1) -> list[tuple[str, str]]:
+    """Pairs laid out like Tatoeba's: each English sentence on 1-4 consecutive lines."""
+    rng = random.Random(seed)
+    pairs = []
+    for i in range(n_sources):
+        for k in range(rng.randint(1, 4)):
+            pairs.append((f"English sentence {i}.", f"Traduction {k} de la phrase {i}."))
+    return pairs
+
+
+def _split(fn, pairs, n_test, seed):
+    got = fn(list(pairs), n_test, seed)
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise Mismatch("return a pair (train, test), each a list of (English, French) pairs")
+    train, test = got
+    try:
+        train = [(str(e), str(f)) for e, f in train]
+        test = [(str(e), str(f)) for e, f in test]
+    except (TypeError, ValueError):
+        raise Mismatch("train and test must be lists of (English, French) pairs") from None
+    return train, test
+
+
+def _split_case(fn, pairs, n_test) -> str:
+    train, test = _split(fn, pairs, n_test, 0)
+    train_src = {e for e, _ in train}
+    test_src = {e for e, _ in test}
+    leaked = sorted(train_src & test_src)
+    if leaked:
+        n_lines = sum(e in train_src for e, _ in test)
+        raise Mismatch(f"{len(leaked)} English sentences appear in both train and test (e.g. "
+                       f"{leaked[0]!r}): {n_lines} of {len(test)} test lines have a translation "
+                       f"of their sentence in training. Group the lines by English sentence and "
+                       f"split the sentences, not the lines")
+    if sorted(train + test) != sorted(pairs):
+        lost = len(pairs) - len(train) - len(test)
+        what = (f"{lost} pairs are missing" if lost > 0 else f"{-lost} pairs are extra"
+                if lost < 0 else "the pairs differ from the input")
+        raise Mismatch(f"train + test must hold every input pair exactly once: {what} (keep "
+                       f"all the translations of each sentence, on the side it goes to)")
+    if len(test_src) != n_test:
+        raise Mismatch(f"the test part holds {len(test_src)} distinct English sentences; "
+                       f"n_test={n_test} counts sentences, not lines")
+    return f"{len(pairs)} pairs -> {len(train)} train, {len(test)} test lines, no shared sentence"
+
+
+def _split_random(fn, pairs, n_test) -> str:
+    a = {e for e, _ in _split(fn, pairs, n_test, 0)[1]}
+    if a != {e for e, _ in _split(fn, pairs, n_test, 0)[1]}:
+        raise Mismatch("the same seed gave two different test sets; use random.Random(seed)")
+    others = [{e for e, _ in _split(fn, pairs, n_test, s)[1]} for s in (1, 2, 3)]
+    if all(o == a for o in others):
+        raise Mismatch("seeds 0, 1, 2 and 3 give the same test sentences: pick them at random "
+                       "(shuffle the sentences with random.Random(seed)), not the first ones "
+                       "of the file, which are the shortest")
+    return "the seed picks the test sentences, reproducibly"
+
+
+def check_split_by_source(fn) -> CheckResult:
+    """`fn(pairs, n_test, seed)` -> (train, test): n_test English sentences with all their
+    translations in test, every other pair in train, none on both sides, chosen at random."""
+    pairs = toy_pairs()
+    return run_checks(
+        "split_by_source",
+        lambda: _split_case(fn, pairs, 10),
+        lambda: _split_case(fn, toy_pairs(30, seed=7), 5),
+        lambda: _split_random(fn, pairs, 10),
+    )

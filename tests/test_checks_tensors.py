@@ -1,0 +1,151 @@
+"""lib.checks.tensors: each checker accepts the reference, rejects typical mistakes with a
+message that names them, and reports an unfinished skeleton as not done."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from lib.checks import tensors
+from lib.data import EOS, PAD, SOS, UNK, group_by_source, pad
+
+# --- encode_sentence --------------------------------------------------------------------------
+
+
+def encode_ok(tokens, vocab):
+    return [vocab.stoi.get(t, UNK) for t in tokens] + [EOS]
+
+
+def test_encode_accepts_reference_and_tensor_output():
+    assert tensors.check_encode_sentence(encode_ok).ok
+    assert tensors.check_encode_sentence(lambda t, v: torch.tensor(encode_ok(t, v))).ok
+
+
+def test_encode_rejects_missing_eos():
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.get(x, UNK) for x in t])
+    assert not r.ok and r.done and "<eos>" in str(r)
+
+
+def test_encode_rejects_keyerror_on_unknown():
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi[x] for x in t] + [EOS])
+    assert not r.ok and "<unk>" in str(r) and "KeyError" in str(r)
+
+
+def test_encode_rejects_sos_and_wrong_unknown_id():
+    r = tensors.check_encode_sentence(lambda t, v: [SOS] + encode_ok(t, v))
+    assert not r.ok and "<sos>" in str(r)
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.get(x, PAD) for x in t] + [EOS])
+    assert not r.ok and "should be <unk>" in str(r)
+
+
+def test_encode_skeleton_not_done():
+    def skeleton(tokens, vocab):
+        raise NotImplementedError
+
+    r = tensors.check_encode_sentence(skeleton)
+    assert not r.ok and not r.done and "not done yet" in str(r)
+
+
+# --- pad_batch --------------------------------------------------------------------------------
+
+
+def pad_ok(seqs):
+    return pad(seqs), torch.tensor([len(s) for s in seqs])
+
+
+def test_pad_accepts_reference():
+    r = tensors.check_pad_batch(pad_ok)
+    assert r.ok, str(r)
+
+
+def test_pad_rejects_left_padding():
+    def left(seqs):
+        T = max(map(len, seqs))
+        return torch.tensor([[PAD] * (T - len(s)) + s for s in seqs]), torch.tensor(
+            [len(s) for s in seqs])
+
+    r = tensors.check_pad_batch(left)
+    assert not r.ok and "left" in str(r)
+
+
+def test_pad_rejects_wrong_value_lengths_and_dtype():
+    r = tensors.check_pad_batch(lambda s: (pad(s, value=EOS), torch.tensor([len(x) for x in s])))
+    assert not r.ok and "<pad> = 0" in str(r)
+    r = tensors.check_pad_batch(lambda s: (pad(s), torch.full((len(s),), max(map(len, s)))))
+    assert not r.ok and "true lengths" in str(r)
+    r = tensors.check_pad_batch(lambda s: (pad(s).float(), torch.tensor([len(x) for x in s])))
+    assert not r.ok and "torch.long" in str(r)
+
+
+def test_pad_skeleton_not_done():
+    def skeleton(seqs):
+        raise NotImplementedError
+
+    assert not tensors.check_pad_batch(skeleton).done
+
+
+# --- split_by_source --------------------------------------------------------------------------
+
+
+def split_ok(pairs, n_test, seed):
+    groups = group_by_source(pairs)
+    sources = sorted(groups)
+    random.Random(seed).shuffle(sources)
+    test = [(e, f) for e in sources[:n_test] for f in groups[e]]
+    train = [(e, f) for e in sources[n_test:] for f in groups[e]]
+    return train, test
+
+
+def test_split_accepts_reference():
+    r = tensors.check_split_by_source(split_ok)
+    assert r.ok, str(r)
+
+
+def test_split_rejects_line_level_split():
+    def by_line(pairs, n_test, seed):
+        pairs = list(pairs)
+        random.Random(seed).shuffle(pairs)
+        return pairs[n_test:], pairs[:n_test]
+
+    r = tensors.check_split_by_source(by_line)
+    assert not r.ok and "both train and test" in str(r)
+
+
+def test_split_rejects_first_sentences_and_lost_translations():
+    def first(pairs, n_test, seed):
+        groups = group_by_source(pairs)
+        sources = list(groups)
+        return ([(e, f) for e in sources[n_test:] for f in groups[e]],
+                [(e, f) for e in sources[:n_test] for f in groups[e]])
+
+    r = tensors.check_split_by_source(first)
+    assert not r.ok and "at random" in str(r)
+
+    def one_translation(pairs, n_test, seed):
+        groups = group_by_source(pairs)
+        sources = sorted(groups)
+        random.Random(seed).shuffle(sources)
+        return ([(e, f) for e in sources[n_test:] for f in groups[e]],
+                [(e, groups[e][0]) for e in sources[:n_test]])
+
+    r = tensors.check_split_by_source(one_translation)
+    assert not r.ok and "missing" in str(r)
+
+
+def test_split_rejects_n_test_as_lines():
+    def lines(pairs, n_test, seed):
+        train, test = split_ok(pairs, n_test, seed)
+        keep = {e for e, _ in test[:n_test]}  # n_test lines' sentences, fewer sentences
+        moved = [(e, f) for e, f in test if e not in keep]
+        return train + moved, [(e, f) for e, f in test if e in keep]
+
+    r = tensors.check_split_by_source(lines)
+    assert not r.ok and "counts sentences" in str(r)
+
+
+def test_split_skeleton_not_done():
+    def skeleton(pairs, n_test, seed):
+        raise NotImplementedError
+
+    assert not tensors.check_split_by_source(skeleton).done
