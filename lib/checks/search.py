@@ -1,0 +1,308 @@
+"""Checkers for the greedy-vs-beam-search chapter's exercises.
+
+* `check_greedy(fn)`: greedy decoding of one sentence, `fn(model, src, src_lengths, max_len)`
+  -> list of token ids (ending with <eos> if the sentence ended), against `lib.search.greedy`
+  on hand-set probability tables (`lib.toy.TableModel`) and on small random networks.
+* `check_beam_step(fn)`: one step of beam search, `fn(scores, logp, k)` -> (parent, token,
+  new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
+* `check_length_normalisation(fn)`: `fn(raw, lengths, alpha)` -> log P / L^alpha, and which of
+  the walk-through's finished hypotheses it makes win, against `lib.search`.
+
+Each returns a `lib.checks.CheckResult` that says in words what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
+
+# ---------------------------------------------------------------------------------------------
+# Test models
+# ---------------------------------------------------------------------------------------------
+
+
+def tiny_model(seed: int, words: int = 6, max_len: int = 8):
+    """A small random Seq2Seq (hidden 32) with weights x3, so its distributions are peaked and
+    the answers differ from sentence to sentence (as in bench/decoding.py). Not trained."""
+    from lib.model import ModelConfig, Seq2Seq
+
+    torch.manual_seed(seed)
+    src_vocab = Vocab(list(SPECIALS) + [f"en{i}" for i in range(12)])
+    tgt_vocab = Vocab(list(SPECIALS) + [f"fr{i}" for i in range(words)])
+    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=16, hidden_size=32,
+                         num_layers=2, dropout=0.0, max_tgt_len=max_len)
+    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(3.0)
+    return model
+
+
+def _tables():
+    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+
+    return [("the table where greedy loses", TableModel(greedy_loses_table())),
+            ("the k = 2 walk-through table", TableModel(walkthrough_table()))]
+
+
+def _text(model, ids) -> str:
+    return " ".join(model.tgt_vocab.itos[i] if 0 <= i < len(model.tgt_vocab) else f"#{i}"
+                    for i in ids) or "(nothing)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: greedy decoding
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_ids(got) -> list[int]:
+    if isinstance(got, torch.Tensor):
+        if got.dim() == 2 and got.size(0) == 1:
+            got = got[0]
+        if got.dim() != 1:
+            raise Mismatch(f"return one sentence's token ids as a list (or a 1-D tensor), got "
+                           f"a tensor of shape {tuple(got.shape)}")
+        got = got.tolist()
+    if not isinstance(got, (list, tuple)) or not all(isinstance(i, int) for i in got):
+        raise Mismatch(f"return a list of token ids (ints), got {type(got).__name__}: "
+                       f"{str(got)[:80]}")
+    return [i for i in got if i != PAD]
+
+
+def _greedy_case(fn, name, model, src, lengths, max_len) -> None:
+    from lib.search import greedy
+
+    expected = [i for i in greedy(model, src, lengths, max_len=max_len)[0].tolist() if i != PAD]
+    got = _as_ids(fn(model, src, lengths, max_len))
+    if got == expected:
+        return
+    where = f"on {name} (max_len={max_len})"
+    if SOS in got or (got and got[0] == SOS):
+        raise Mismatch(f"{where} your output contains <sos>: it is the decoder's first input, "
+                       f"not a generated token (and <pad>/<sos> are never generated)")
+    if EOS in got and got.index(EOS) < len(got) - 1:
+        raise Mismatch(f"{where} you kept going after <eos>: stop as soon as the decoder "
+                       f"writes <eos> (got {_text(model, got)})")
+    if expected and expected[-1] == EOS and got == expected[:-1]:
+        raise Mismatch(f"{where} you dropped the final <eos>: keep it, so that the caller "
+                       f"knows the sentence ended (expected {_text(model, expected)})")
+    if len(got) > max_len:
+        raise Mismatch(f"{where} you wrote {len(got)} tokens: max_len={max_len} caps the "
+                       f"number of generated tokens, <eos> included")
+    t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
+             min(len(got), len(expected)))
+    hint = ""
+    if t > 0 and t < len(got) and got[t] == got[0] and expected[t] != got[t]:
+        hint = " (are you feeding <sos> again instead of the token just chosen?)"
+    elif t < len(got) and got[t] in (PAD, SOS):
+        hint = " (<pad> and <sos> must never be generated: mask them out)"
+    raise Mismatch(f"{where} your tokens first differ at step {t + 1}: got "
+                   f"{_text(model, got)}, expected {_text(model, expected)}{hint}")
+
+
+def check_greedy(fn) -> CheckResult:
+    """Check `fn(model, src (1, S), src_lengths (1,), max_len) -> list of ids` against greedy."""
+    def on_tables():
+        for name, model in _tables():
+            src, lengths = model.inputs()
+            _greedy_case(fn, name, model, src, lengths, max_len=5)
+        return "greedy on the hand-set probability tables"
+
+    def on_networks():
+        g = torch.Generator().manual_seed(1)
+        for seed in range(3):
+            model = tiny_model(seed)
+            for _ in range(4):
+                n = int(torch.randint(2, 7, (1,), generator=g))
+                src = torch.randint(4, len(model.src_vocab), (1, n), generator=g)
+                _greedy_case(fn, f"random network {seed}", model, src, torch.tensor([n]),
+                             max_len=8)
+        return "greedy on 12 sentences of small random networks"
+
+    def length_cap():
+        model = tiny_model(0)
+        src = torch.tensor([[5, 6, 7]])
+        for max_len in (1, 2):
+            _greedy_case(fn, "a random network", model, src, torch.tensor([3]), max_len)
+        return "the length cap max_len"
+
+    return run_checks("greedy decoding", on_tables, on_networks, length_cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: one step of beam search
+# ---------------------------------------------------------------------------------------------
+
+
+def beam_step_reference(scores: torch.Tensor, logp: torch.Tensor, k: int):
+    """Brute force: score every (hypothesis, token) pair, sort them all, keep the k best."""
+    pairs = []
+    for parent in range(logp.size(0)):
+        for token in range(logp.size(1)):
+            pairs.append((float(scores[parent] + logp[parent, token]), parent, token))
+    pairs.sort(key=lambda p: -p[0])
+    best = pairs[:k]
+    return (torch.tensor([p[1] for p in best]), torch.tensor([p[2] for p in best]),
+            torch.tensor([p[0] for p in best]))
+
+
+def _wrong_answers(scores, logp, k):
+    """What typical mistakes would return: (pair set, message)."""
+    wrong = []
+    one_each = []
+    for parent in range(logp.size(0)):
+        v, t = logp[parent].max(0)
+        one_each.append((float(scores[parent] + v), parent, int(t)))
+    wrong.append(({(p, t) for _, p, t in one_each}, "you kept the best token(s) per beam "
+                  "instead of the k best (hypothesis, token) pairs overall: two of the k "
+                  "survivors may extend the same hypothesis"))
+    first_beam = logp[0].topk(k)
+    wrong.append(({(0, int(t)) for t in first_beam.indices}, "you only extended the first "
+                  "hypothesis: every live hypothesis must compete"))
+    flat = logp.reshape(-1).topk(k).indices
+    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in flat},
+                  "you ranked the next tokens by their own log-probability only: add the "
+                  "score of the hypothesis they extend (log P(prefix) + log P(token | prefix))"))
+    added = (scores.exp().unsqueeze(1) + logp.exp()).reshape(-1).topk(k).indices
+    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in added},
+                  "you added probabilities instead of log-probabilities: the probability of a "
+                  "sequence is a product, so its log is a SUM of log-probabilities"))
+    mult = (scores.unsqueeze(1) * logp).reshape(-1)
+    mult = torch.where(torch.isnan(mult), torch.full_like(mult, -math.inf), mult)
+    mult_top = mult.topk(k).indices
+    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in mult_top},
+                  "you multiplied log-probabilities: logs turn the product of probabilities "
+                  "into a sum, so add them"))
+    return wrong
+
+
+def _beam_case(fn, scores, logp, k, name) -> None:
+    parent, token, best = beam_step_reference(scores, logp, k)
+    got = fn(scores.clone(), logp.clone(), k)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise Mismatch("return three tensors: (parent, token, new_scores), each of shape (k,)")
+    g_parent, g_token, g_best = (torch.as_tensor(x) for x in got)
+    for label, x in (("parent", g_parent), ("token", g_token), ("new_scores", g_best)):
+        expect_shape(f"{label} ({name})", x, (k,))
+    got_pairs = [(int(p), int(t)) for p, t in zip(g_parent, g_token)]
+    exp_pairs = [(int(p), int(t)) for p, t in zip(parent, token)]
+    if set(got_pairs) != set(exp_pairs):
+        for pairs, message in _wrong_answers(scores, logp, k):
+            if set(got_pairs) == pairs:
+                raise Mismatch(f"{name}: {message}")
+        raise Mismatch(f"{name}: you kept the (parent, token) pairs {sorted(got_pairs)}, the k "
+                       f"best are {sorted(exp_pairs)}")
+    if got_pairs != exp_pairs:
+        raise Mismatch(f"{name}: the right k pairs, but not best first: got {got_pairs}, "
+                       f"expected {exp_pairs}")
+    added = (scores[parent].exp() + logp[parent, token].exp()).double()
+    if torch.allclose(g_best.double(), added, atol=1e-5) or \
+            torch.allclose(g_best.double(), added.log(), atol=1e-5):
+        raise Mismatch(f"{name}: you added probabilities instead of log-probabilities: the "
+                       f"probability of a sequence is a product, so its log is a SUM of "
+                       f"log-probabilities")
+    if torch.allclose(g_best.double(), logp[parent, token].double(), atol=1e-5) and \
+            not torch.allclose(scores[parent].double(), torch.zeros(k, dtype=torch.float64)):
+        raise Mismatch(f"{name}: new_scores must be the log P of the whole new hypothesis "
+                       f"(its parent's score + the token's log-probability), not the token's "
+                       f"own log-probability")
+    expect_close(f"new_scores ({name})", g_best, best)
+
+
+def check_beam_step(fn) -> CheckResult:
+    """Check `fn(scores (k,), logp (k, V), k) -> (parent (k,), token (k,), new_scores (k,))`."""
+    g = torch.Generator().manual_seed(0)
+
+    def random_logp(k, V, peaked=1.0):
+        return torch.log_softmax(peaked * torch.randn(k, V, generator=g), dim=-1)
+
+    def hand_case():
+        # Hypothesis 0 is likely and has two good continuations; hypothesis 1 has one.
+        scores = torch.log(torch.tensor([0.5, 0.3]))
+        logp = torch.log(torch.tensor([[0.5, 0.4, 0.05, 0.05], [0.9, 0.04, 0.03, 0.03]]))
+        _beam_case(fn, scores, logp, 2, "a hand-made case (k = 2, V = 4)")
+        return "a hand-made case"
+
+    def same_parent():
+        scores = torch.log(torch.tensor([0.6, 0.1, 0.05]))
+        logp = torch.log(torch.tensor([[0.35, 0.3, 0.25, 0.1], [0.7, 0.1, 0.1, 0.1],
+                                       [0.25, 0.25, 0.25, 0.25]]))
+        _beam_case(fn, scores, logp, 3, "a case where all k survivors extend hypothesis 0")
+        return "a case where all survivors extend the same hypothesis"
+
+    def random_cases():
+        for k, V in ((2, 5), (3, 10), (5, 50), (4, 7)):
+            scores = torch.sort(-5 * torch.rand(k, generator=g), descending=True).values
+            _beam_case(fn, scores, random_logp(k, V, 2.0), k, f"a random case (k = {k}, V = {V})")
+        return "random cases with k from 2 to 5"
+
+    def first_step():
+        k, V = 3, 6
+        scores = torch.tensor([0.0, -math.inf, -math.inf])  # only <sos> is live at step 1
+        _beam_case(fn, scores, random_logp(k, V), k, "the first step (one live hypothesis, "
+                   "the others at -inf)")
+        return "the first step, where only one hypothesis is live"
+
+    return run_checks("one beam-search step", hand_case, same_parent, random_cases, first_step)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: length normalisation
+# ---------------------------------------------------------------------------------------------
+
+
+def check_length_normalisation(fn) -> CheckResult:
+    """Check `fn(raw (N,), lengths (N,), alpha) -> raw / lengths**alpha (N,)`."""
+    from lib.search import normalize
+
+    raw = torch.tensor([-0.5, -2.0, -3.5, -6.0, -9.0])
+    lengths = torch.tensor([1, 2, 4, 6, 10])
+
+    def values():
+        for alpha in (0.0, 0.6, 1.0, 1.5):
+            got = torch.as_tensor(fn(raw.clone(), lengths.clone(), alpha))
+            expected = normalize(raw, lengths.double(), alpha)
+            expect_shape(f"the scores for alpha={alpha}", got, (len(raw),))
+            if torch.allclose(got.double(), expected.double(), atol=1e-5):
+                continue
+            if torch.allclose(got.double(), (raw * lengths.double() ** alpha).double()):
+                raise Mismatch(f"alpha={alpha}: you multiplied by L^alpha; divide, so that a "
+                               f"long sentence's many log-probabilities are averaged, not "
+                               f"amplified")
+            if torch.allclose(got.double(), (raw / lengths.double()).double()):
+                raise Mismatch(f"alpha={alpha}: you divided by L, ignoring alpha: the score "
+                               f"is log P / L^alpha")
+            if torch.allclose(got.double(), (raw.exp() / lengths.double() ** alpha).double()):
+                raise Mismatch(f"alpha={alpha}: you normalised the probability; normalise the "
+                               f"log-probability log P")
+            if alpha == 0.0:
+                raise Mismatch("alpha=0 must leave the raw log P unchanged (no normalisation)")
+            expect_close(f"the scores for alpha={alpha}", got, expected)
+        return "log P / L^alpha for alpha in 0, 0.6, 1, 1.5"
+
+    def winner():
+        from lib.search import beam_search
+        from lib.toy import TableModel, walkthrough_table
+
+        model = TableModel(walkthrough_table(), max_len=3)
+        src, lengths_ = model.inputs()
+        for alpha in (0.0, 0.6, 1.0):
+            res = beam_search(model, src, lengths_, beam_size=2, alpha=alpha, trace=True)
+            pool = res.trace
+            finished = [n for n in pool.nodes if n.status == "finished"]
+            raws = torch.tensor([n.raw for n in finished])
+            lens = torch.tensor([n.step for n in finished])
+            got = torch.as_tensor(fn(raws, lens, alpha))
+            pick = finished[int(got.argmax())]
+            want = res.nbest[0][0][0]  # the winner's ids
+            if pool.path(pick.id) != want:
+                raise Mismatch(f"alpha={alpha}: with your scores the walk-through's answer would "
+                               f"be {_text(model, pool.path(pick.id))}, but beam search picks "
+                               f"{_text(model, want)} (L counts the tokens, <eos> included)")
+        return "the walk-through's winner for alpha in 0, 0.6, 1"
+
+    return run_checks("length normalisation", values, winner)
