@@ -1,0 +1,255 @@
+"""Checkers for the BLEU chapter's exercises, against `lib.bleu` and `sacrebleu`.
+
+* `check_clipped_precision(fn)`: `fn(hyp_tokens, refs_tokens, n)` -> (matches, total), the
+  clipped n-gram matches of one tokenised hypothesis against its tokenised references.
+* `check_brevity_penalty(fn)`: `fn(hyp_len, ref_lens)` -> BP, with the reference length closest
+  to the hypothesis length (ties go to the shorter reference).
+* `check_corpus_bleu(fn)`: `fn(hyps_tokens, refs_tokens)` -> corpus BLEU in 0..100 from counts
+  summed over the corpus (no smoothing, 4-grams), equal to sacrebleu with tokenize="none".
+
+Each returns a `lib.checks.CheckResult` that says in words what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from lib import bleu
+from lib.checks import CheckResult, Mismatch, run_checks
+
+# (hypothesis, references), already tokenised by whitespace
+CLIP_CASES = [
+    ("the the the the", ["the cat is here"]),
+    ("the the the the", ["the cat", "the dog"]),
+    ("the cat sat on the mat", ["the cat is on the mat", "there is a cat on the mat"]),
+    ("le chat est sur le tapis le chat", ["le chat est sur le tapis", "le chat le chat dort"]),
+    ("a b a b a b", ["a b a", "b a b a"]),
+    ("il fait froid .", ["il fait froid .", "j' ai froid ."]),
+    ("x y z", ["a b c d"]),
+]
+
+CORPUS = [
+    ("il fait froid .", ["il fait froid .", "j' ai froid ."]),
+    ("je suis très fatigué .", ["je suis très fatiguée .", "je suis épuisé ."]),
+    ("tom est dans la cuisine .", ["tom est à la cuisine .", "tom se trouve dans la cuisine ."]),
+    ("nous avons gagné .", ["nous avons gagné .", "on a gagné ."]),
+    ("le chat dort sur le lit .", ["le chat dort sur le lit ."]),
+    ("elle ne veut pas venir avec nous .", ["elle ne veut pas venir avec nous ."]),
+    ("c' est un bon livre .", ["c' est un bon livre .", "ce livre est bon ."]),
+    ("où est la gare ?", ["où se trouve la gare ?"]),
+]
+
+
+def _split(cases):
+    return [(h.split(), [r.split() for r in refs]) for h, refs in cases]
+
+
+def _ngrams(tokens, n) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def _pair(got, what: str) -> tuple:
+    if not isinstance(got, (tuple, list)) or len(got) < 2:
+        raise Mismatch(f"return a pair ({what}), got {type(got).__name__}: {str(got)[:60]}")
+    return got[0], got[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: clipped n-gram precision
+# ---------------------------------------------------------------------------------------------
+
+
+def _clip_case(fn, hyp, refs, n) -> None:
+    expected = bleu.clipped_matches(hyp, refs, n)
+    matches, total = _pair(fn(list(hyp), [list(r) for r in refs], n), "matches, total")
+    where = f"n = {n}, hypothesis {' '.join(hyp)!r}, references {[' '.join(r) for r in refs]}"
+    hyp_counts = _ngrams(hyp, n)
+    if total != expected.total:
+        if total == len(hyp_counts):
+            raise Mismatch(f"{where}: total = {total} counts the DISTINCT n-grams; count every "
+                           f"n-gram of the hypothesis ({expected.total})")
+        raise Mismatch(f"{where}: total = {total}, expected {expected.total} (a sentence of L "
+                       f"tokens has L - n + 1 n-grams)")
+    if matches == expected.matches:
+        return
+    unclipped = sum(c for g, c in hyp_counts.items() if any(g in _ngrams(r, n) for r in refs))
+    summed = Counter()
+    for r in refs:
+        summed += _ngrams(r, n)
+    summed_clip = sum(min(c, summed[g]) for g, c in hyp_counts.items())
+    first_only = sum(min(c, _ngrams(refs[0], n)[g]) for g, c in hyp_counts.items())
+    if matches == summed_clip and summed_clip != unclipped:
+        raise Mismatch(f"{where}: you clipped with the counts ADDED over the references; clip "
+                       f"with the largest count in any ONE reference (matches = "
+                       f"{expected.matches}, you gave {matches})")
+    if matches == unclipped:
+        repeated = next(g for g, c in hyp_counts.items()
+                        if c > max(_ngrams(r, n)[g] for r in refs))
+        raise Mismatch(f"{where}: not clipped: the hypothesis repeats {' '.join(repeated)!r} "
+                       f"more than any reference; credit each n-gram at most as often as it "
+                       f"occurs in one reference (matches = {expected.matches}, you gave "
+                       f"{matches})")
+    if matches == first_only:
+        raise Mismatch(f"{where}: you only used the first reference; an n-gram matches if it "
+                       f"occurs in any reference (matches = {expected.matches}, you gave "
+                       f"{matches})")
+    raise Mismatch(f"{where}: matches = {matches}, expected {expected.matches}")
+
+
+def check_clipped_precision(fn) -> CheckResult:
+    """Check `fn(hyp_tokens, refs_tokens, n) -> (matches, total)` against lib.bleu."""
+    def one_reference():
+        for hyp, refs in _split(CLIP_CASES):
+            for n in (1, 2):
+                _clip_case(fn, hyp, refs[:1], n)
+        return "one reference, n = 1 and 2"
+
+    def several_references():
+        for hyp, refs in _split(CLIP_CASES):
+            for n in (1, 2, 3, 4):
+                _clip_case(fn, hyp, refs, n)
+        return "several references, n = 1 to 4"
+
+    def short_hypothesis():
+        _clip_case(fn, ["oui"], [["oui", "."]], 2)
+        return "a hypothesis shorter than n (no n-grams at all)"
+
+    return run_checks("clipped n-gram precision", one_reference, several_references,
+                      short_hypothesis)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: brevity penalty
+# ---------------------------------------------------------------------------------------------
+
+
+def check_brevity_penalty(fn) -> CheckResult:
+    """Check `fn(hyp_len, ref_lens) -> BP` (closest reference length, ties to the shorter)."""
+    def expected(c, refs):
+        return bleu.brevity_penalty(c, bleu.closest_ref_length(c, refs))
+
+    def case(c, refs, note):
+        got = fn(c, list(refs))
+        want = expected(c, refs)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or \
+                not math.isfinite(float(got)):
+            raise Mismatch(f"return a number, got {got!r}")
+        if math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+            return
+        where = f"hypothesis length {c}, reference lengths {list(refs)}"
+        r = bleu.closest_ref_length(c, refs)
+        tie_long = min(refs, key=lambda x: (abs(x - c), -x))
+        if tie_long != r and math.isclose(got, bleu.brevity_penalty(c, tie_long)):
+            raise Mismatch(f"{where}: two references are equally close; the tie goes to the "
+                           f"shorter one ({r}), BP = {want:.4f}")
+        if len(refs) > 1 and math.isclose(got, bleu.brevity_penalty(c, min(refs))):
+            raise Mismatch(f"{where}: you used the SHORTEST reference; use the one whose length "
+                           f"is closest to the hypothesis' ({r}), BP = {want:.4f}")
+        if len(refs) > 1 and math.isclose(got, bleu.brevity_penalty(c, max(refs))):
+            raise Mismatch(f"{where}: you used the LONGEST reference; use the one whose length "
+                           f"is closest to the hypothesis' ({r}), BP = {want:.4f}")
+        if c >= r and math.isclose(got, math.exp(1 - r / c)):
+            raise Mismatch(f"{where}: a hypothesis at least as long as its reference is not "
+                           f"penalised: BP = 1")
+        if c < r and math.isclose(got, math.exp(1 - c / r)):
+            raise Mismatch(f"{where}: r and c are swapped: BP = exp(1 - r / c) = {want:.4f}")
+        raise Mismatch(f"{where}: got BP = {got:.4f}, expected {want:.4f} ({note})")
+
+    def one_reference():
+        case(5, [7], "shorter than the reference")
+        case(7, [7], "as long as the reference")
+        case(9, [7], "longer than the reference")
+        return "one reference: shorter, equal, longer"
+
+    def several():
+        case(6, [4, 7, 12], "the closest reference is longer")
+        case(9, [4, 10, 12], "the closest reference is longer")
+        case(8, [3, 9, 20], "the closest reference is longer")
+        return "several references: the closest one counts"
+
+    def ties():
+        case(8, [10, 6], "10 and 6 are equally close to 8")
+        case(5, [7, 3, 9], "7 and 3 are equally close to 5")
+        return "ties go to the shorter reference"
+
+    def empty():
+        got = fn(0, [4])
+        if got != 0:
+            raise Mismatch(f"an empty hypothesis (length 0) must get BP = 0, got {got!r}")
+        return "an empty hypothesis"
+
+    return run_checks("brevity penalty", one_reference, several, ties, empty)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: corpus BLEU
+# ---------------------------------------------------------------------------------------------
+
+
+def _reference_bleu(cases) -> float:
+    hyps = [h for h, _ in cases]
+    refs = [r for _, r in cases]
+    return bleu.corpus_bleu(hyps, refs, tokenize="none", smooth_method="none").score
+
+
+def _sacrebleu(cases) -> float:
+    import sacrebleu
+
+    n = max(len(r) for _, r in cases)
+    streams = [[r[j] if j < len(r) else None for _, r in cases] for j in range(n)]
+    return sacrebleu.corpus_bleu([h for h, _ in cases], streams, tokenize="none",
+                                 smooth_method="none").score
+
+
+def check_corpus_bleu(fn) -> CheckResult:
+    """Check `fn(hyps_tokens, refs_tokens) -> corpus BLEU (0..100)` against lib.bleu and
+    sacrebleu (tokenize="none", no smoothing, n-grams up to 4)."""
+    def case(cases, name):
+        expected = _reference_bleu(cases)
+        if abs(expected - _sacrebleu(cases)) > 1e-9:  # pragma: no cover - guards the reference
+            raise AssertionError("lib.bleu and sacrebleu disagree")
+        split = _split(cases)
+        got = fn([h for h, _ in split], [r for _, r in split])
+        if isinstance(got, bleu.BLEUResult):
+            got = got.score
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            raise Mismatch(f"return the score as a number, got {type(got).__name__}")
+        if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-6):
+            return
+        sentence = [bleu.sentence_bleu(h, r, tokenize="none").score for h, r in cases]
+        unsmoothed = [bleu.corpus_bleu([h], [r], tokenize="none", smooth_method="none").score
+                      for h, r in cases]
+        for scores in (sentence, unsmoothed):
+            if math.isclose(got, sum(scores) / len(scores), rel_tol=1e-6, abs_tol=1e-6):
+                raise Mismatch(f"{name}: you averaged sentence BLEUs ({got:.2f}); corpus BLEU "
+                               f"adds up the matches, totals and lengths of ALL sentences "
+                               f"first, then computes one score ({expected:.2f})")
+        if math.isclose(got, expected / 100, rel_tol=1e-6):
+            raise Mismatch(f"{name}: report BLEU in 0..100 (got {got:.4f}, expected "
+                           f"{expected:.2f})")
+        res = bleu.corpus_bleu([h for h, _ in cases], [r for _, r in cases], tokenize="none",
+                               smooth_method="none")
+        if res.bp < 1 and math.isclose(got, expected / res.bp, rel_tol=1e-6):
+            raise Mismatch(f"{name}: you left out the brevity penalty (BP = {res.bp:.4f})")
+        arith = 100 * res.bp * sum(c / t for c, t in zip(res.counts, res.totals)) / 4
+        if math.isclose(got, arith, rel_tol=1e-6):
+            raise Mismatch(f"{name}: you took the arithmetic mean of the precisions; BLEU uses "
+                           f"the geometric mean exp(sum_n 1/4 log p_n)")
+        raise Mismatch(f"{name}: got {got:.4f}, expected {expected:.4f}")
+
+    def whole():
+        case(CORPUS, f"a corpus of {len(CORPUS)} sentences")
+        return f"a corpus of {len(CORPUS)} sentences with one or two references"
+
+    def short():
+        cases = [(h, r) for h, r in CORPUS if h.startswith(("il", "nous", "où", "tom"))]
+        case(cases, "a corpus with short hypotheses (the brevity penalty bites)")
+        return "shorter corpora"
+
+    def perfect():
+        cases = [(r[0], r) for _, r in CORPUS]
+        case(cases, "a perfect corpus (every hypothesis equals its first reference)")
+        return "a perfect match scores 100"
+
+    return run_checks("corpus BLEU", whole, short, perfect)
