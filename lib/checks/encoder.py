@@ -1,0 +1,212 @@
+"""Checkers for the exercises of "The encoder".
+
+    check_gru_step(gru_step)           one GRU step from the equations, against nn.GRUCell
+    check_stacked_gru(stacked_gru)     a stack of GRU cells over a sequence, against nn.GRU
+    check_last_states(last_states)     each sentence's last real output state = the context
+
+When a GRU step is wrong in a common way (gates swapped, update gate reversed, reset gate
+outside its bias...), the checker recognises the mistake by computing it too, and names it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.gru import GRU, to_torch
+
+# ---------------------------------------------------------------------------------------------
+# gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh) -> h'
+# ---------------------------------------------------------------------------------------------
+
+
+def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
+    gi = x @ w_ih.T + b_ih  # (B, 3H)
+    gh = h @ w_hh.T + b_hh  # (B, 3H)
+    return gi.chunk(3, dim=1), gh.chunk(3, dim=1)
+
+
+def _variants(x, h, w_ih, w_hh, b_ih, b_hh) -> dict[str, torch.Tensor]:
+    """Typical wrong GRU steps, each with the explanation of its mistake."""
+    (i_r, i_z, i_n), (h_r, h_z, h_n) = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    H = h.size(1)
+    r = torch.sigmoid(i_r + h_r)
+    z = torch.sigmoid(i_z + h_z)
+    n = torch.tanh(i_n + r * h_n)
+    r_sw, z_sw = z, r  # the first two row blocks read in the wrong order
+    n_sw = torch.tanh(i_n + r_sw * h_n)
+    hn_no_bias = h @ w_hh[2 * H:].T  # W_hn h without b_hn
+    b_hn = b_hh[2 * H:]
+    return {
+        "the update gate is used the wrong way round: h_t = (1 - z) * n + z * h_{t-1} "
+        "(z close to 1 keeps the old state)": z * n + (1 - z) * h,
+        "the reset and update gates are swapped: PyTorch stacks the rows of weight_ih and "
+        "weight_hh in the order r, z, n": (1 - z_sw) * n_sw + z_sw * h,
+        "the reset gate must multiply W_hn h_{t-1} + b_hn, bias included (PyTorch's "
+        "convention), not W_hn h_{t-1} alone": (1 - z) * torch.tanh(
+            i_n + r * hn_no_bias + b_hn) + z * h,
+        "the reset gate r is not used: the candidate is tanh(W_in x + b_in + r * (W_hn h + "
+        "b_hn))": (1 - z) * torch.tanh(i_n + h_n) + z * h,
+        "the candidate n must use tanh, not a sigmoid": (1 - z) * torch.sigmoid(
+            i_n + r * h_n) + z * h,
+        "you returned the candidate n; the new state mixes it with the old one: "
+        "h_t = (1 - z) * n + z * h_{t-1}": n,
+        "the reset gate multiplies h_{t-1} inside W_hn (that is the variant of Cho et al.); "
+        "here r multiplies the whole W_hn h_{t-1} + b_hn": (1 - z) * torch.tanh(
+            i_n + (r * h) @ w_hh[2 * H:].T + b_hn) + z * h,
+    }
+
+
+def _gru_case(fn, B: int, D: int, H: int, seed: int) -> str:
+    g = torch.Generator().manual_seed(seed)
+    cell = nn.GRUCell(D, H)
+    with torch.no_grad():
+        for p in cell.parameters():  # larger weights than the default: the gates matter
+            p.copy_(torch.randn(p.shape, generator=g) * 0.8)
+    x = torch.randn(B, D, generator=g)  # (B, D)
+    h = torch.randn(B, H, generator=g).tanh()  # (B, H)
+    args = [t.detach().clone() for t in (x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih,
+                                          cell.bias_hh)]
+    with torch.no_grad():
+        expected = cell(x, h)  # (B, H)
+        got = fn(*args)
+    if not torch.is_tensor(got):
+        raise Mismatch(f"return the new state as a tensor (B, H), got {type(got).__name__}")
+    expect_shape("the new state", got, (B, H))
+    got = got.detach()
+    if torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+        return f"B={B}, input {D}, hidden {H}: equal to nn.GRUCell"
+    with torch.no_grad():
+        for why, wrong in _variants(*args).items():
+            if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
+                raise Mismatch(why)
+    expect_close("the new state", got, expected)
+    return ""
+
+
+def check_gru_step(fn) -> CheckResult:
+    """`fn(x, h, weight_ih, weight_hh, bias_ih, bias_hh)` -> h' (B, H), as nn.GRUCell."""
+    return run_checks("gru_step", *[
+        (lambda c=c: _gru_case(fn, *c)) for c in [(2, 3, 4, 0), (5, 6, 3, 1), (1, 4, 4, 2)]])
+
+
+# ---------------------------------------------------------------------------------------------
+# stacked_gru(x, cells, h0) -> (outputs (B, T, H), h_n (L, B, H))
+# ---------------------------------------------------------------------------------------------
+
+
+def _stack_case(fn, B: int, T: int, D: int, H: int, L: int, seed: int) -> str:
+    torch.manual_seed(seed)
+    gru = GRU(D, H, L)
+    x = torch.randn(B, T, D)  # (B, T, D)
+    h0 = torch.randn(L, B, H).tanh() * 0.5  # (L, B, H)
+    with torch.no_grad():
+        out_ref, h_ref = to_torch(gru)(x, h0)  # PyTorch's own stacked GRU
+        got = fn(x.clone(), list(gru.cells), h0.clone())
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise Mismatch("return a pair (outputs, h_n): the last layer's states at every step "
+                       "(B, T, H) and every layer's state at the last step (L, B, H)")
+    outputs, h_n = (t.detach() if torch.is_tensor(t) else t for t in got)
+    if torch.is_tensor(outputs) and tuple(outputs.shape) == (T, B, H) and B != T:
+        raise Mismatch(f"outputs has shape (T, B, H) = {(T, B, H)}; stack the steps on dim=1 "
+                       f"to get (B, T, H) (batch first)")
+    expect_shape("outputs", outputs, (B, T, H))
+    if torch.is_tensor(h_n) and tuple(h_n.shape) == (B, H) and L > 1:
+        raise Mismatch(f"h_n has shape (B, H) = {(B, H)}: return the last state of *every* "
+                       f"layer, stacked to (L, B, H) = {(L, B, H)}")
+    expect_shape("h_n", h_n, (L, B, H))
+    if not torch.allclose(outputs, out_ref, atol=1e-5, rtol=1e-4):
+        with torch.no_grad():
+            one = nn.GRU(D, H, 1, batch_first=True)
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(one, f"{name}_l0").copy_(getattr(gru.cells[0], name))
+            first, _ = one(x, h0[:1])  # (B, T, H): layer 1 alone
+        if L > 1 and torch.allclose(outputs, first, atol=1e-5, rtol=1e-4):
+            raise Mismatch("outputs are the first layer's states; return the last layer's")
+        if L > 1 and D == H:
+            with torch.no_grad():
+                flat = []
+                for i, cell in enumerate(gru.cells):  # every layer reads x: a typical mistake
+                    h, seq = h0[i], []  # (B, H)
+                    for t in range(T):
+                        h = cell(x[:, t], h)
+                        seq.append(h)
+                    flat.append(torch.stack(seq, 1))  # (B, T, H)
+            if torch.allclose(outputs, flat[-1], atol=1e-5, rtol=1e-4):
+                raise Mismatch("every layer reads x: layer i > 1 must read the states of layer "
+                               "i-1 at the same step (eq. 1), not the input")
+        steps = (outputs - out_ref).abs().amax(dim=(0, 2))  # (T,)
+        t = int((steps > 1e-4).nonzero()[0])
+        raise Mismatch(f"outputs differ from nn.GRU from step t={t} on (max difference "
+                       f"{float(steps[t]):.3g}); check the initial state of each layer "
+                       f"(h0[i] for layer i) and that each layer carries its own state")
+    expect_close("h_n", h_n, h_ref)
+    return f"{L} layers, B={B}, T={T}: outputs and h_n equal nn.GRU's"
+
+
+def check_stacked_gru(fn) -> CheckResult:
+    """`fn(x (B, T, I), cells [GRUCell] * L, h0 (L, B, H))` -> (outputs (B, T, H), h_n)."""
+    with torch.random.fork_rng():  # seeded cases without touching the caller's random state
+        return _check_stacked_gru(fn)
+
+
+def _check_stacked_gru(fn) -> CheckResult:
+    return run_checks(
+        "stacked_gru",
+        lambda: _stack_case(fn, 2, 5, 4, 4, 2, 0),  # input size = hidden size
+        lambda: _stack_case(fn, 3, 4, 6, 5, 3, 1),  # three layers, different sizes
+        lambda: _stack_case(fn, 1, 1, 3, 2, 1, 2),  # one layer, one step
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# last_states(outputs, lengths) -> (B, H)
+# ---------------------------------------------------------------------------------------------
+
+
+def _last_case(fn, lengths: list[int], H: int, seed: int) -> str:
+    torch.manual_seed(seed)
+    B, S = len(lengths), max(lengths) + 1  # one extra padded step even for the longest
+    rnn = nn.GRU(3, H, 2, batch_first=True)
+    x = torch.randn(B, S, 3)  # (B, S, 3)
+    lens = torch.tensor(lengths)
+    with torch.no_grad():
+        packed, hidden = rnn(pack_padded_sequence(x, lens, batch_first=True,
+                                                  enforce_sorted=False))
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(packed, batch_first=True,
+                                                      total_length=S)  # (B, S, H)
+        got = fn(outputs.clone(), lens.clone())
+    expected = hidden[-1]  # (B, H): the context
+    if torch.is_tensor(got) and tuple(got.shape) == (1, B, H):
+        got = got[0]
+    expect_shape("the last states", got, (B, H))
+    got = got.detach()
+    for b, n in enumerate(lengths):
+        if torch.allclose(got[b], expected[b], atol=1e-6):
+            continue
+        if torch.allclose(got[b], torch.zeros(H)):
+            raise Mismatch(f"sentence {b} (length {n} of {S} steps): you returned zeros, the "
+                           f"output at a padded step; take step lengths[b] - 1 = {n - 1}")
+        for t in range(S):
+            if torch.allclose(got[b], outputs[b, t], atol=1e-6):
+                raise Mismatch(f"sentence {b} (length {n}): you returned the output at step "
+                               f"index {t}, expected index {n - 1}, its last real token")
+        expect_close(f"the last state of sentence {b}", got[b], expected[b])
+    return f"lengths {lengths}: equal to the hidden state of the last layer (the context)"
+
+
+def check_last_states(fn) -> CheckResult:
+    """`fn(outputs (B, S, H), lengths (B,))` -> (B, H): outputs[b, lengths[b] - 1]."""
+    with torch.random.fork_rng():
+        return _check_last_states(fn)
+
+
+def _check_last_states(fn) -> CheckResult:
+    return run_checks(
+        "last_states",
+        lambda: _last_case(fn, [4, 2, 5], 6, 0),
+        lambda: _last_case(fn, [1, 3], 4, 1),
+        lambda: _last_case(fn, [3, 3, 3, 3], 2, 2),
+    )
