@@ -433,3 +433,42 @@ def test_bleu_from_counts_needs_matching_orders():
 def test_max_order_not_an_int():
     with pytest.raises(TypeError, match=r"max_order must be an int, got float"):
         sentence_bleu("a", ["a"], max_order=4.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# On the reference model's real outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_equals_sacrebleu_on_the_reference_models_test_outputs():
+    """Greedy and beam translations of the 2,000 held-out sentences, all their references.
+
+    Needs the cached reference model: `make test` trains it first (`make reference`), so there
+    a missing model is a failure; elsewhere the test is skipped.
+    """
+    import os
+
+    from lib import reference
+    from lib.data import load_corpus
+    from lib.evaluate import reference_streams, translate_all
+
+    if not reference.cache_path().is_file():
+        message = "no cached reference model (make reference trains it)"
+        if os.environ.get("COURSE_REQUIRE_SITE"):
+            pytest.fail(message)
+        pytest.skip(message)
+    model = lib.pretrained(train=False, download=False)
+    test = load_corpus(reference.DATA).split.test
+    sources, refs = [en for en, _ in test], [r for _, r in test]
+    for k in (1, 2):
+        hyps = translate_all(model, sources, beam_size=k)
+        ours = corpus_bleu(hyps, refs)
+        theirs = sacrebleu.corpus_bleu(hyps, reference_streams(refs))
+        assert abs(ours.score - theirs.score) < 1e-9
+        assert ours.counts == list(theirs.counts) and ours.totals == list(theirs.totals)
+        assert (ours.sys_len, ours.ref_len) == (theirs.sys_len, theirs.ref_len)
+        assert 20 < ours.score < 60  # a trained model, not an empty or broken output
+        for i in range(0, len(hyps), 97):  # sentence level on a spread of sentences
+            s_ours = sentence_bleu(hyps[i], refs[i])
+            s_theirs = sacrebleu.sentence_bleu(hyps[i], refs[i])
+            assert abs(s_ours.score - s_theirs.score) < 1e-9
