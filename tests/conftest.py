@@ -10,7 +10,9 @@ import functools
 import http.server
 import importlib.util
 import os
+import shutil
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,78 @@ def site_url(site_dir):
     yield url
     server.shutdown()
     server.server_close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Headless Chromium, shared by every browser test (one Playwright instance per session: a second
+# sync_playwright() inside the first fails with "Sync API inside the asyncio loop")
+# ---------------------------------------------------------------------------------------------
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or (
+        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+    )
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        message = "Debian's chromium is not installed (`make test` installs it)"
+        if os.environ.get("COURSE_REQUIRE_SITE"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    # Playwright gives every launch a fresh temporary profile (--user-data-dir).
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url: str):
+    """Open `url` with the network cut off beyond 127.0.0.1; returns (page, context, problems)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: dict[str, list[str]] = {"external": [], "console": [], "failed": []}
+
+    def route(route):
+        host = urllib.parse.urlsplit(route.request.url).hostname
+        if host in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            problems["external"].append(route.request.url)
+            route.abort()
+
+    page.route("**/*", route)
+    page.on(
+        "console",
+        lambda m: m.type == "error" and problems["console"].append(f"{m.text} @ {m.location}"),
+    )
+    page.on("pageerror", lambda e: problems["console"].append(f"uncaught: {e}"))
+    page.on(
+        "requestfailed",
+        lambda r: problems["failed"].append(f"{r.url}: {r.failure}")
+        if urllib.parse.urlsplit(r.url).hostname in LOCAL_HOSTS
+        else None,
+    )
+    page.on(
+        "response",
+        lambda r: r.status >= 400 and problems["failed"].append(f"{r.url}: HTTP {r.status}"),
+    )
+    page.goto(url, wait_until="load")
+    return page, context, problems

@@ -13,8 +13,7 @@ import re
 
 import pytest
 import torch
-from conftest import ROOT, serve_directory
-from test_browser import browser, open_page  # noqa: F401 - the shared Chromium fixture
+from conftest import ROOT, open_page, serve_directory
 from test_widgets import SENTENCES, make_model
 
 from lib.widgets import (
