@@ -23,6 +23,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from common import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"
 
@@ -80,15 +82,6 @@ def synthetic_corpus(size: int, seed: int):
     return hypotheses, references
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def timed(fn, *args, **kwargs):

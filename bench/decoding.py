@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import torch
+from common import cpu_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -41,15 +42,6 @@ TARGET_SPEEDUP = 10.0  # batched beam-5 vs one sentence at a time: at least this
 TARGET_GREEDY_RATIO = 3.0  # batched beam-5 takes at most this many times greedy's time
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def load_model(args, corpus):

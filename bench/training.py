@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
+from common import cpu_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -26,16 +26,6 @@ from lib import reference  # noqa: E402
 from lib.data import load_corpus, make_batches  # noqa: E402
 from lib.model import ModelConfig, Seq2Seq  # noqa: E402
 from lib.train import batch_loss  # noqa: E402
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
@@ -91,7 +81,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--reference", action="store_true")
     args = p.parse_args()
-    print(f"machine : {cpu_name()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
+    print(f"machine : {cpu_model()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}")
     peaks, runs = [], []
     for _ in range(args.repeats):  # interleave so both see the same machine state
