@@ -34,7 +34,8 @@ from common import cpu_model
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib import search  # noqa: E402
-from lib.data import PAD, SPECIALS, DataConfig, Vocab, detokenize, load_corpus  # noqa: E402
+from lib.checks import search as checks_search  # noqa: E402
+from lib.data import PAD, SPECIALS, DataConfig, detokenize, load_corpus  # noqa: E402
 from lib.evaluate import sacrebleu_score  # noqa: E402
 from lib.model import ModelConfig, Seq2Seq  # noqa: E402
 
@@ -200,16 +201,7 @@ def quality(model, pairs, args) -> None:
 
 def tiny_model(seed: int, words: int, max_len: int) -> Seq2Seq:
     """A small random Seq2Seq with weights x3: peaked, varied next-token distributions."""
-    torch.manual_seed(seed)
-    src_vocab = Vocab(list(SPECIALS) + [f"en{i}" for i in range(20)])
-    tgt_vocab = Vocab(list(SPECIALS) + [f"fr{i}" for i in range(words)])
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=16, hidden_size=32,
-                         num_layers=2, dropout=0.0, max_tgt_len=max_len)
-    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(3.0)
-    return model
+    return checks_search.tiny_model(seed, words, max_len, src_words=20)
 
 
 def optimum(args) -> None:

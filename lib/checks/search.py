@@ -25,13 +25,13 @@ from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 # ---------------------------------------------------------------------------------------------
 
 
-def tiny_model(seed: int, words: int = 6, max_len: int = 8):
+def tiny_model(seed: int, words: int = 6, max_len: int = 8, src_words: int = 12):
     """A small random Seq2Seq (hidden 32) with weights x3, so its distributions are peaked and
     the answers differ from sentence to sentence (as in bench/decoding.py). Not trained."""
     from lib.model import ModelConfig, Seq2Seq
 
     torch.manual_seed(seed)
-    src_vocab = Vocab(list(SPECIALS) + [f"en{i}" for i in range(12)])
+    src_vocab = Vocab(list(SPECIALS) + [f"en{i}" for i in range(src_words)])
     tgt_vocab = Vocab(list(SPECIALS) + [f"fr{i}" for i in range(words)])
     config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=16, hidden_size=32,
                          num_layers=2, dropout=0.0, max_tgt_len=max_len)
