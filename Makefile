@@ -2,6 +2,9 @@
 #
 #   make book       create .venv, install everything, build the website strictly into _build/html
 #   make test       the same setup, Chromium if missing, the website if stale, then the test suite
+#                   (which includes tests/test_colab.py, `make colab-test` below)
+#   make colab-test only the Colab-like test: every chapter in a fresh environment shaped like
+#                   Colab's, after the chapters' own setup cell installed `lib` (about 5 minutes)
 #   make serve      show the built website on http://127.0.0.1:$(PORT)
 #   make lint       ruff on the Python code
 #   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
@@ -22,7 +25,7 @@ PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup book test serve clean distclean train reference bench lint chromium
+.PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,8 +70,15 @@ book: setup reference
 $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference
 	$(build_site)
 
+# pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well.
 test: setup chromium $(SITE_STAMP)
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
+
+# A new virtual environment under _build/colab-env/ with Colab's torch, numpy, ipywidgets 7.7.1
+# (not requirements.txt), the setup cell run against a local copy of this repository, then every
+# chapter top to bottom in a kernel of it; the time of each step goes to timings.json there.
+colab-test: setup reference
+	COURSE_REQUIRE_SITE=1 $(PY) -m pytest tests/test_colab.py -v --durations=0
 
 lint: setup
 	$(VENV)/bin/ruff check lib tests bench scripts

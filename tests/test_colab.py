@@ -9,8 +9,9 @@ fresh copy of the notebook, with book/ as its working directory. The test fails 
 install changed a preinstalled package (torch, numpy and ipywidgets above all), if the
 chapters import `lib` from anywhere but the environment's site-packages, or if any cell fails.
 
-The environment is rebuilt on every run under _build/colab-env/ (kept afterwards for a look;
-`timings.json` there has the time of each step). It needs the reference model cached (`make
+The environment is rebuilt on every run under _build/colab-env/ (kept afterwards for a look:
+`executed/` has the chapters with their outputs and cell timings, `timings.json` the time of
+each step). It needs the reference model cached (`make
 reference`); a bare `pytest` skips this test without it, `make test` fails.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,8 +28,6 @@ import nbformat
 import pytest
 import yaml
 from conftest import ROOT, load_script
-
-pytestmark = pytest.mark.slow
 
 WORK = ROOT / "_build" / "colab-env"
 ENV = WORK / "venv"
@@ -168,6 +168,7 @@ def installed(colab_env, fresh_env, stand_in, kernel_vars):
             "report": probe_report(nb.cells[1])}
 
 
+@pytest.mark.slow
 def test_setup_cell_keeps_colab_packages(colab_env, installed):
     before, after = installed["before"], installed["after"]
     changed = colab_env.changed_versions(before, after)
@@ -179,6 +180,7 @@ def test_setup_cell_keeps_colab_packages(colab_env, installed):
     check_lib_is_installed(installed["report"], installed["site"], "setup cell")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_runs_in_colab(colab_env, installed, stand_in, kernel_vars, chapter):
     nb, probe = prepared_notebook(colab_env, ROOT / f"{chapter}.ipynb", stand_in)
@@ -187,6 +189,69 @@ def test_chapter_runs_in_colab(colab_env, installed, stand_in, kernel_vars, chap
         execute(colab_env, nb, f"{chapter}.ipynb", kernel_vars)
     finally:
         TIMINGS[chapter] = time.perf_counter() - start
+        (WORK / "executed").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, WORK / "executed" / Path(chapter).with_suffix(".ipynb").name)
     check_lib_is_installed(probe_report(nb.cells[probe]), installed["site"], chapter)
     changed = colab_env.changed_versions(installed["before"], colab_env.installed_versions(ENV))
     assert not changed, f"{chapter} changed preinstalled packages (before, after): {changed}"
+
+
+# --- the helpers alone (fast) -----------------------------------------------------------------
+
+
+def test_every_chapter_has_one_setup_cell_the_test_can_redirect(colab_env, tmp_path):
+    assert CHAPTERS, "no chapter notebooks in _toc.yml"
+    for chapter in CHAPTERS:
+        nb = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4)
+        source = nb.cells[colab_env.setup_cell_index(nb)].source
+        redirected = colab_env.setup_cell_for(source, tmp_path)
+        old, new = source.splitlines(), redirected.splitlines()
+        differ = [(a, b) for a, b in zip(old, new) if a != b]
+        assert len(old) == len(new) and len(differ) == 1, differ
+        _, branch = load_script("colab_setup").load_repository()
+        assert differ[0][1] == f'COURSE_PACKAGE = "git+file://{tmp_path.resolve()}@{branch}"'
+
+
+def test_setup_cell_without_a_github_url_is_refused(colab_env, tmp_path):
+    with pytest.raises(colab_env.ColabEnvError, match="COURSE_PACKAGE"):
+        colab_env.setup_cell_for('COURSE_PACKAGE = "lib"\n', tmp_path)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import lib")])
+    with pytest.raises(colab_env.ColabEnvError, match="colab_setup.py --write"):
+        colab_env.setup_cell_index(nb)
+
+
+def test_changed_versions(colab_env):
+    before = {"torch": "2.13.0", "numpy": "2.0.2", "ipywidgets": "7.7.1"}
+    after = {"torch": "2.14.0", "numpy": "2.0.2", "sacrebleu": "2.6.0"}
+    assert colab_env.changed_versions(before, after) == {
+        "torch": ("2.13.0", "2.14.0"), "ipywidgets": ("7.7.1", None)}
+    assert colab_env.changed_versions(before, before) == {}
+
+
+def test_stand_in_repository_holds_the_tracked_work_tree(colab_env, tmp_path):
+    source = tmp_path / "source"
+    (source / "lib").mkdir(parents=True)
+    (source / "lib" / "a.py").write_text("old\n")
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "lib/a.py"], ["commit", "-qm", "one"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    (source / "lib" / "a.py").write_text("edited\n")  # tracked, not committed: taken
+    (source / "lib" / "new.py").write_text("untracked\n")  # untracked: not on GitHub either
+    dest = colab_env.stand_in_repository(tmp_path / "github" / "o" / "r", "dev", root=source)
+    assert (dest / "lib" / "a.py").read_text() == "edited\n"
+    assert not (dest / "lib" / "new.py").exists()
+    head = subprocess.run(["git", "-C", str(dest), "rev-parse", "--abbrev-ref", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert head == "dev"
+    clean = subprocess.run(["git", "-C", str(dest), "status", "--porcelain"],
+                           capture_output=True, text=True, check=True).stdout
+    assert clean == ""
+
+
+def test_kernel_env_does_not_leak_the_repository(colab_env, monkeypatch, tmp_path):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("VIRTUAL_ENV", str(ROOT / ".venv"))
+    env = colab_env.kernel_env(tmp_path / "venv", {"SEQ2SEQ_DATA": "/data/fra.txt"})
+    assert "PYTHONPATH" not in env and "VIRTUAL_ENV" not in env
+    assert env["PATH"].split(os.pathsep)[0] == str(tmp_path / "venv" / "bin")
+    assert env["SEQ2SEQ_DATA"] == "/data/fra.txt"
