@@ -211,5 +211,7 @@ def run_notebook(nb, env: Path, cwd: Path, env_vars: dict[str, str] | None = Non
     km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernels)
     client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=False,
                             kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(cwd)}})
-    client.execute(env=kernel_env(env, env_vars))
+    # cleanup_kc: shut the kernel down afterwards even though we made its manager (nbclient
+    # leaves such kernels running, and a chapter's idle kernel stalled the next one's widgets).
+    client.execute(env=kernel_env(env, env_vars), cleanup_kc=True)
     return nb

@@ -11,8 +11,8 @@ chapters import `lib` from anywhere but the environment's site-packages, or if a
 
 The environment is rebuilt on every run under _build/colab-env/ (kept afterwards for a look:
 `executed/` has the chapters with their outputs and cell timings, `timings.json` the time of
-each step). It needs the reference model cached (`make
-reference`); a bare `pytest` skips this test without it, `make test` fails.
+each step). It needs the reference model cached (`make reference`): without it a bare `pytest`
+skips these tests and `make test` fails them. The helpers' own tests at the end are fast.
 """
 
 from __future__ import annotations
