@@ -44,6 +44,8 @@ JOEYNMT = "joeynmt==2.3.0"
 # joeynmt 2.3.0's helpers.py imports importlib_metadata without declaring it (found when
 # setting this up): installed beside it, under the same constraints.
 UNDECLARED = ("importlib-metadata",)
+# The BLEU comparison runs in this environment too, so the course's own stays without it.
+EXTRAS = ("torchmetrics==1.9.0",)
 TORCH = "torch==2.13.0"
 # sacrebleu pinned to the course's version so both sides score with the same code; torch
 # pinned so pip keeps the CPU build installed first.
@@ -69,11 +71,12 @@ def ensure_venv(log=print) -> dict:
         pip = [str(py), "-m", "pip", "install", "-q"]
         log(f"installing {TORCH} then {JOEYNMT} into {VENV} ...")
         subprocess.run(pip + [TORCH], check=True)
-        subprocess.run(pip + ["-c", str(constraints), JOEYNMT, *UNDECLARED], check=True)
+        subprocess.run(pip + ["-c", str(constraints), JOEYNMT, *UNDECLARED, *EXTRAS],
+                       check=True)
         marker.touch()
     out = subprocess.run([str(py), "-c", "import importlib.metadata as m, sys, json; print(json."
                           "dumps({k: m.version(k) for k in ('joeynmt', 'torch', 'sacrebleu', "
-                          "'protobuf')} | {'python': sys.version.split()[0]}))"],
+                          "'protobuf', 'torchmetrics')} | {'python': sys.version.split()[0]}))"],
                          check=True, capture_output=True, text=True)
     return {"versions": json.loads(out.stdout), "constraints": list(CONSTRAINTS),
             "install": f"{TORCH} first, then {JOEYNMT} with -c constraints "
