@@ -38,7 +38,6 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from lib.data import detokenize
 from lib.evaluate import sacrebleu_score
 
-
 _bidirectional_forward = RecurrentEncoder.forward
 
 
@@ -166,7 +165,8 @@ def decode(args) -> dict:
     out = {"sentences": n, "threads": torch.get_num_threads()}
     for name, beam in (("greedy", 1), ("beam5", 5)):
         test_args = glob.test._replace(beam_size=beam)
-        run = lambda: predict(model=model, data=test_data, device=glob.device,  # noqa: E731
+        run = lambda test_args=test_args: predict(  # noqa: E731
+                              model=model, data=test_data, device=glob.device,
                               n_gpu=0, rank=0, compute_loss=False,
                               normalization=glob.train.normalization, args=test_args,
                               autocast=glob.autocast)
