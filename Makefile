@@ -72,8 +72,9 @@ test: setup chromium $(SITE_STAMP)
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
 
 # Benchmarks against JoeyNMT 2.3.0 (own venv under _build/bench), the BLEU implementations, the
-# matmul peak and the book build; writes BENCHMARKS.md. About 55 minutes in all; the cold book
-# build (training the reference model into an empty cache) is about 20 of them:
+# matmul peak and the book build; writes BENCHMARKS.md. About 65 minutes in all; the cold book
+# build (training the reference model into an empty cache) is about 20 of them (two 12-minute
+# time-to-BLEU runs are most of the rest):
 # BENCH_SKIP_COLD=1 skips it, and BENCHMARKS.md then says "not measured in this run".
 # BENCH_QUICK=1: short caps (3-minute training runs), only to check the harness.
 BENCH_SKIP_COLD ?=
