@@ -11,7 +11,8 @@ with a GPU waits for:
    a fresh cached model this trains it, with its progress bar); its training minutes and
    held-out BLEU are read from the checkpoint;
 3. every chapter notebook of `_toc.yml`, executed top to bottom with nbclient in a fresh
-   kernel (working directory book/, 600 s per cell), timed, and every cell error recorded;
+   kernel (working directory book/, 600 s per cell unless --cell-timeout says otherwise; a
+   cell past it is interrupted, which records where it was), timed, every cell error recorded;
 4. the tests that only run with CUDA (the files of tests/ that mention it);
 5. one JSON file with all of it (written after each step, so a cut-off run keeps what it
    measured), and a Markdown table of it.
@@ -181,14 +182,18 @@ def _cell_seconds(cell) -> float | None:
     return (end - start).total_seconds()
 
 
-def run_chapter(page: str) -> dict:
-    """Execute book/<page>.ipynb in a fresh kernel; seconds, errors (all cells run)."""
+def run_chapter(page: str, cell_timeout: int = CELL_TIMEOUT) -> dict:
+    """Execute book/<page>.ipynb in a fresh kernel; seconds, errors (all cells run).
+
+    A cell that runs past `cell_timeout` is interrupted (KeyboardInterrupt in the kernel, so
+    its traceback, recorded as the cell's error, shows where it was) and the next cells run.
+    """
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            allow_errors=True, record_timing=True,
+    client = NotebookClient(nb, timeout=cell_timeout, interrupt_on_timeout=True,
+                            kernel_name="python3", allow_errors=True, record_timing=True,
                             resources={"metadata": {"path": str((ROOT / page).parent)}})
     if not client.log.handlers or all(isinstance(h, logging.NullHandler)
                                       for h in client.log.handlers):
@@ -282,6 +287,8 @@ def main(argv=None) -> None:
     parser.add_argument("--chapters", nargs="*", help="pages to run (default: all in _toc.yml)")
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--skip-tests", action="store_true")
+    parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, metavar="SECONDS",
+                        help=f"interrupt a cell after this long (default {CELL_TIMEOUT})")
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))
@@ -294,7 +301,7 @@ def main(argv=None) -> None:
     cmd = " ".join(["python", "bench/gpu_chapters.py"] + list(sys.argv[1:] if argv is None
                                                                else argv))
     results = {"date": datetime.date.today().isoformat(), "command": cmd,
-               "machine": machine_info()}
+               "cell_timeout": args.cell_timeout, "machine": machine_info()}
     print(json.dumps(results["machine"], indent=2), flush=True)
     _save(results, args.out)
     device = "cuda" if torch.cuda.is_available() else None
@@ -308,7 +315,7 @@ def main(argv=None) -> None:
     results["chapters"] = []
     for page in args.chapters or toc_notebooks():
         print(f"running {page} ...", flush=True)
-        ch = run_chapter(page)
+        ch = run_chapter(page, args.cell_timeout)
         results["chapters"].append(ch)
         _save(results, args.out)
         print(f"  {ch['seconds']:.1f} s, {'ok' if ch['ok'] else 'FAILED'}", flush=True)
