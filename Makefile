@@ -7,6 +7,7 @@
 #                   Colab's, after the chapters' own setup cell installed `lib` (about 5 minutes)
 #   make serve      show the built website on http://127.0.0.1:$(PORT)
 #   make lint       ruff on the Python code
+#   make bench      run the benchmarks, write BENCHMARKS.md (BENCH_SKIP_COLD=1: no cold build)
 #   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -79,6 +80,19 @@ test: setup chromium $(SITE_STAMP)
 # chapter top to bottom in a kernel of it; the time of each step goes to timings.json there.
 colab-test: setup reference
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest tests/test_colab.py -v --durations=0
+
+# Benchmarks against JoeyNMT 2.3.0 (own venv under _build/bench), the BLEU implementations, the
+# matmul peak and the book build; writes BENCHMARKS.md. About 65 minutes in all; the cold book
+# build (training the reference model into an empty cache) is about 20 of them (two 12-minute
+# time-to-BLEU runs are most of the rest):
+# BENCH_SKIP_COLD=1 skips it, and BENCHMARKS.md then says "not measured in this run".
+# BENCH_QUICK=1: short caps (3-minute training runs), only to check the harness.
+BENCH_SKIP_COLD ?=
+BENCH_QUICK ?=
+BENCH_TRAIN_MINUTES ?=
+bench: setup
+	$(PY) bench/run_all.py $(if $(BENCH_SKIP_COLD),--skip-cold) $(if $(BENCH_QUICK),--quick) \
+	  $(if $(BENCH_TRAIN_MINUTES),--train-minutes $(BENCH_TRAIN_MINUTES))
 
 lint: setup
 	$(VENV)/bin/ruff check lib tests bench scripts

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import platform
 import random
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs (median is shown)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write medians and agreement here")
     args = parser.parse_args()
     if args.repeats < 1 or args.sentences < 1:
         parser.error("--repeats and --sentences must be at least 1")
@@ -199,12 +201,27 @@ def main() -> None:
     theirs_median = line("sacrebleu.sentence_bleu", theirs_s)
     print(f"  ratio sacrebleu / lib.bleu: {theirs_median / ours_median:.2f}x\n")
 
+    result = {"sentences": len(hyps), "repeats": args.repeats, "source": source,
+              "versions": {"sacrebleu": sacrebleu.__version__},
+              "corpus": {"lib_s": statistics.median(ours_t),
+                         "sacrebleu_s": statistics.median(theirs_t),
+                         "lib_score": ours.score, "sacrebleu_score": theirs.score,
+                         "equal": bool(same)},
+              "sentence": {"lib_s": statistics.median(ours_s),
+                           "sacrebleu_s": statistics.median(theirs_s),
+                           "max_difference": worst}}
+
+    def save():
+        if args.json:
+            args.json.write_text(json.dumps(result))
+
     # torchmetrics, when it is installed (optional: the course does not need it).
     try:
         import torchmetrics
-        from torchmetrics.functional.text import sacre_bleu_score
+        from torchmetrics.functional.text import bleu_score, sacre_bleu_score
     except ImportError:
         print("torchmetrics: not installed, skipped")
+        save()
         return
     tm_t = []
     for _ in range(args.repeats):
@@ -223,6 +240,27 @@ def main() -> None:
     print("   shorter one as in sacrebleu/mteval, and the result is float32)")
     tm_median = line("torchmetrics sacre_bleu_score", tm_t)
     print(f"  ratio torchmetrics / lib.bleu: {tm_median / statistics.median(ours_t):.2f}x")
+    result["versions"]["torchmetrics"] = torchmetrics.__version__
+    result["torchmetrics_sacre"] = {"s": tm_median, "score": tm_score,
+                                    "difference": tm_score - theirs.score}
+    result["torchmetrics_plain"] = plain_bleu(hyps, refs, streams, bleu, sacrebleu, bleu_score)
+    print(f"plain BLEU (whitespace tokens, no smoothing): {result['torchmetrics_plain']}")
+    save()
+
+
+def plain_bleu(hyps, refs, streams, bleu, sacrebleu, bleu_score) -> dict:
+    """The definition torchmetrics' BLEUScore uses: split on spaces, no smoothing, 4-grams.
+
+    lib.bleu and sacrebleu get the same definition (tokenize "none", smooth "none"), so any
+    difference left is a difference of implementation (e.g. the reference-length tie-break).
+    """
+    lib_score = bleu.corpus_bleu(hyps, refs, tokenize="none", smooth_method="none").score
+    sb_score = sacrebleu.corpus_bleu(hyps, streams, tokenize="none", smooth_method="none").score
+    seconds, tm = timed(bleu_score, hyps, refs, n_gram=4, smooth=False)
+    return {"lib_score": lib_score, "sacrebleu_score": sb_score, "torchmetrics_score":
+            100 * float(tm), "torchmetrics_s": seconds,
+            "difference_tm_vs_sacrebleu": 100 * float(tm) - sb_score,
+            "difference_lib_vs_sacrebleu": lib_score - sb_score}
 
 
 if __name__ == "__main__":

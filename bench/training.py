@@ -2,6 +2,7 @@
 
     python bench/training.py                 # throughput + peak + utilisation (a few minutes)
     python bench/training.py --reference     # also read BLEU and minutes of the cached reference
+    python bench/training.py --json OUT      # also write the medians as JSON (bench/run_all.py)
 
 Utilisation counts the matrix-multiply FLOPs the model must do (GRU gates and the prediction
 head, forward and backward = 3x forward) per second, divided by the peak a large fp32 matmul
@@ -11,6 +12,7 @@ reaches on the same cores in the same run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -80,6 +82,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--reference", action="store_true")
+    p.add_argument("--json", type=Path, help="also write the medians here")
     args = p.parse_args()
     print(f"machine : {cpu_model()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}")
@@ -99,6 +102,12 @@ def main() -> None:
           f"(median of {args.repeats} x {args.steps} steps)")
     print(f"utilisation: {100 * gflops / peak:.1f} % of the measured matmul peak "
           f"(target >= 30 %)")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "tokens_per_s": tps, "gflops": gflops, "peak_gflops": peak,
+            "utilisation": gflops / peak, "steps": args.steps, "repeats": args.repeats,
+            "params": runs[0]["params"], "threads": torch.get_num_threads(),
+            "batch_size": reference.TRAIN.batch_size, "model": reference.MODEL}))
     if args.reference:
         from lib import checkpoint
         from lib.evaluate import evaluate_bleu

@@ -108,7 +108,11 @@ class Seq2Seq(nn.Module):
     @torch.no_grad()
     def translate(self, sentences: list[str], beam_size: int = 1, max_len: int | None = None,
                   alpha: float | None = None) -> list[str]:
-        """Translate English sentences to French: greedy for beam_size=1, else beam search."""
+        """Translate English sentences to French: greedy for beam_size=1, else beam search.
+
+        Each output stops at <eos> or at its length cap: max_len (default config.max_tgt_len)
+        and at most 2 * S + 6 tokens for a source of S tokens (`lib.search.SOURCE_CAP`).
+        """
         from lib import search  # search builds on this module
 
         src, lengths = self.prepare(sentences)
@@ -116,10 +120,10 @@ class Seq2Seq(nn.Module):
         self.eval()
         try:
             if beam_size == 1 and alpha is None:
-                ids = search.greedy(self, src, lengths, max_len=max_len)
+                ids = search.greedy(self, src, lengths, max_len=max_len, source_cap=True)
             else:
                 ids = search.beam_search(self, src, lengths, beam_size=beam_size,
-                                         max_len=max_len, alpha=alpha).tokens
+                                         max_len=max_len, alpha=alpha, source_cap=True).tokens
         finally:
             self.train(was_training)
         return [detokenize(self.tgt_vocab.decode(row)) for row in ids]

@@ -27,6 +27,7 @@ class TrainConfig:
     clip: float = 1.0  # gradient-norm clipping: keeps one bad batch from exploding the GRU
     weight_decay: float = 0.0
     teacher_forcing: float = 1.0  # probability of feeding the true previous token
+    label_smoothing: float = 0.0  # share of each target's probability spread over all tokens
     seed: int = 0
     eval_every: int = 0  # steps between validation BLEU checks; 0: at the end of each epoch
     eval_sentences: int = 500  # validation sentences used for those checks
@@ -71,7 +72,8 @@ def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
 
 
 def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
-               generator: torch.Generator | None = None) -> torch.Tensor:
+               generator: torch.Generator | None = None,
+               label_smoothing: float = 0.0) -> torch.Tensor:
     """Mean cross-entropy per target token of one batch.
 
     With teacher_forcing == 1 the whole target runs through the decoder GRU in one call.
@@ -81,7 +83,7 @@ def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
     """
     if teacher_forcing >= 1.0:
         logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
-        return masked_cross_entropy(logits, batch.tgt_out)
+        return masked_cross_entropy(logits, batch.tgt_out, label_smoothing=label_smoothing)
     _, state, context = model.encode(batch.src, batch.src_lengths)
     B, T = batch.tgt_in.shape
     prev = batch.tgt_in[:, 0]  # (B,) all <sos>
@@ -93,7 +95,8 @@ def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
             coin = torch.rand(B, generator=generator, device="cpu") < teacher_forcing
             own = logits.argmax(-1)
             prev = torch.where(coin.to(own.device), batch.tgt_in[:, t + 1], own)
-    return masked_cross_entropy(torch.stack(steps, dim=1), batch.tgt_out)
+    return masked_cross_entropy(torch.stack(steps, dim=1), batch.tgt_out,
+                                label_smoothing=label_smoothing)
 
 
 def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
@@ -132,7 +135,8 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
             lr = lr_at(step, total, config)
             for g in opt.param_groups:
                 g["lr"] = lr
-            loss = batch_loss(model, batch, config.teacher_forcing, coin_gen)
+            loss = batch_loss(model, batch, config.teacher_forcing, coin_gen,
+                              config.label_smoothing)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)

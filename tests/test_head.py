@@ -116,6 +116,28 @@ def test_mismatched_shapes_raise(logits_shape, targets_shape):
                                                                    dtype=torch.long))
 
 
+def test_label_smoothing_equals_the_hand_computation():
+    """eps > 0: (1 - eps) * (-log P(y*)) + eps * mean over all V tokens of -log P(v), per real
+    position, averaged over real positions; padded positions still count for nothing."""
+    logits, targets = _logits(), torch.tensor(TARGETS)
+    eps = 0.1
+    log_p = [math.log(p / 20) for p in PROBS]  # the same distribution at every real position
+    terms = [(1 - eps) * -log_p[y] + eps * -sum(log_p) / len(PROBS) for y in (1, 2, 4, 3)]
+    got = masked_cross_entropy(logits, targets, label_smoothing=eps)
+    assert got.item() == pytest.approx(sum(terms) / 4, rel=1e-12)
+    assert masked_cross_entropy(logits, targets, reduction="sum", label_smoothing=eps).item() \
+        == pytest.approx(sum(terms), rel=1e-12)
+    # smoothing raises the loss of a confident correct prediction: it penalises certainty
+    assert got.item() > masked_cross_entropy(logits, targets).item()
+
+
+@pytest.mark.parametrize("eps", [-0.1, 1.0, 1.5])
+def test_label_smoothing_out_of_range_raises(eps):
+    with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\)"):
+        masked_cross_entropy(torch.zeros(1, 2, 5), torch.ones(1, 2, dtype=torch.long),
+                             label_smoothing=eps)
+
+
 def test_unknown_reduction_raises():
     with pytest.raises(ValueError, match="reduction must be 'mean' or 'sum', got 'none'"):
         masked_cross_entropy(torch.zeros(1, 2, 5), torch.ones(1, 2, dtype=torch.long),

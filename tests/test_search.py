@@ -427,3 +427,57 @@ def test_table_model_refuses_bad_tables():
         TableModel({(): {"<pad>": 1.0}})
     with pytest.raises(ValueError, match="tuples of tokens"):
         TableModel({"A": {"<eos>": 1.0}})
+
+
+# ---------------------------------------------------------------------------------------------
+# The source-length cap and the candidate shortlist
+# ---------------------------------------------------------------------------------------------
+
+
+def test_length_caps_by_hand():
+    lengths = torch.tensor([1, 5, 17, 30])
+    assert search.length_caps(lengths, 40, source_cap=False).tolist() == [40, 40, 40, 40]
+    # 2 * S + 6, never above max_len
+    assert search.length_caps(lengths, 40, source_cap=True).tolist() == [8, 16, 40, 40]
+    assert search.length_caps(lengths, 12, source_cap=True).tolist() == [8, 12, 12, 12]
+
+
+@pytest.mark.parametrize("m", [1, 3, 7])
+def test_top_candidates_equal_the_full_log_softmax(m):
+    logits = torch.randn(6, 7, generator=torch.Generator().manual_seed(m)) * 4
+    lp, ids = search.top_candidates(logits, m)
+    full = search.log_probs(logits)  # (6, 7) with <pad>, <sos> at -inf
+    want_lp, want_ids = full.topk(m, dim=-1)
+    torch.testing.assert_close(lp, want_lp)
+    finite = want_lp > float("-inf")
+    assert torch.equal(ids[finite], want_ids[finite])
+    assert not bool(torch.isin(ids[lp > float("-inf")], torch.tensor([PAD, SOS])).any())
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_source_cap_equals_a_per_sentence_max_len(k):
+    """Decoding a batch with source_cap is decoding each sentence alone with
+    max_len = min(max_len, 2 * S + 6); no output is longer than its cap."""
+    model = random_model(5, tgt_words=6, max_len=30, hidden=16, scale=1.0)
+    src, lengths = random_batch(model, 12, 5, max_src=4)
+    caps = search.length_caps(lengths, 30, source_cap=True).tolist()
+    batch = search.beam_search(model, src, lengths, beam_size=k, alpha=0.6, source_cap=True)
+    greedy = search.greedy(model, src, lengths, source_cap=True)
+    for i, (n, cap) in enumerate(zip(lengths.tolist(), caps)):
+        one_src, one_len = src[i:i + 1, :n], lengths[i:i + 1]
+        alone = search.beam_search(model, one_src, one_len, beam_size=k, alpha=0.6, max_len=cap)
+        assert rows(batch.tokens[i:i + 1]) == rows(alone.tokens)
+        assert len(rows(batch.tokens[i:i + 1])[0]) <= cap
+        assert rows(greedy[i:i + 1]) == rows(search.greedy(model, one_src, one_len, max_len=cap))
+    # the cap binds for some sentence here (the untrained model rarely writes <eos>)
+    uncapped = search.greedy(model, src, lengths)
+    assert uncapped.size(1) > greedy.size(1)
+
+
+def test_traces_record_each_sentences_cap():
+    model = random_model(5, tgt_words=6, max_len=30, hidden=16, scale=1.0)
+    src, lengths = random_batch(model, 4, 5, max_src=4)
+    res = search.beam_search(model, src, lengths, beam_size=2, trace=True, source_cap=True)
+    caps = search.length_caps(lengths, 30, source_cap=True).tolist()
+    assert [tr.max_len for tr in res.traces] == caps
+    assert all(max(n.step for n in tr.nodes) <= tr.max_len for tr in res.traces)

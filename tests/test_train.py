@@ -222,6 +222,50 @@ def test_history_logs_every_n_steps_and_the_last_step():
     assert History().tokens_per_second != History().tokens_per_second  # nan when empty
 
 
+@pytest.mark.parametrize("teacher_forcing", [1.0, 0.5])
+def test_label_smoothing_reaches_the_loss_on_both_paths(batch, teacher_forcing):
+    """batch_loss(label_smoothing=eps) == a hand mix of the one-hot and the uniform targets."""
+    model, eps = tiny_model(dropout=0.0), 0.2
+    gen = torch.Generator().manual_seed(3)
+    got = batch_loss(model, batch, teacher_forcing, gen, label_smoothing=eps)
+    # the same coins again, the per-token terms by hand
+    plain = batch_loss(model, batch, teacher_forcing, torch.Generator().manual_seed(3))
+    uniform = _mean_uniform_nll(model, batch, teacher_forcing)
+    torch.testing.assert_close(got, (1 - eps) * plain + eps * uniform, atol=1e-5, rtol=0)
+
+
+def _mean_uniform_nll(model, batch, teacher_forcing):
+    """Mean over real target positions of mean_v -log P(v), with the coins of seed 3."""
+    if teacher_forcing >= 1.0:
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
+    else:
+        gen = torch.Generator().manual_seed(3)
+        _, state, context = model.encode(batch.src, batch.src_lengths)
+        prev, steps = batch.tgt_in[:, 0], []
+        for t in range(batch.tgt_in.size(1)):
+            out, state = model.decoder.step(prev, state, context)
+            steps.append(out)
+            if t + 1 < batch.tgt_in.size(1):
+                coin = torch.rand(prev.size(0), generator=gen) < teacher_forcing
+                prev = torch.where(coin, batch.tgt_in[:, t + 1], out.argmax(-1))
+        logits = torch.stack(steps, 1)
+    real = batch.tgt_out != PAD
+    return -F.log_softmax(logits, -1).mean(-1)[real].mean()
+
+
+def test_train_passes_its_label_smoothing_to_the_loss(monkeypatch):
+    seen = []
+    real = tr.batch_loss
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(tr, "batch_loss", spy)
+    tr.train(tiny_model(), EXAMPLES, quick(label_smoothing=0.1), device="cpu", progress=False)
+    assert seen and all(eps == 0.1 for eps in seen)
+
+
 def test_fractional_epochs_stop_inside_the_last_epoch():
     cfg = quick(epochs=0.5, batch_size=2)  # 4 batches per epoch -> 2 steps
     hist = tr.train(tiny_model(), EXAMPLES, cfg, device="cpu", progress=False, log_every=1)

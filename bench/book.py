@@ -1,0 +1,107 @@
+"""The book: cold strict build (training the reference model first), warm rebuild, per chapter.
+
+Why both: a maintainer's first `make book` on a fresh machine pays for training the reference
+model (the cold build); every later build finds it cached (the warm build). Both run the strict
+build `make book` runs (`jupyter-book build . --all -n -W --keep-going`). The cold build points
+$SEQ2SEQ_CACHE (lib.download.cache_dir) at an empty temporary directory, so nothing cached is
+reused, and times `python -m lib.reference --ensure` and the build separately. Per-chapter
+execution times come from myst-nb's "Executed notebook in N seconds" log lines of the warm
+build; when the log has none, each notebook is timed with nbclient instead.
+
+    python bench/book.py [--skip-cold] [--skip-warm] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all", "-n", "-W",
+         "--keep-going"]
+EXECUTED = re.compile(r"([\w./-]+?)(?:\.ipynb)?: Executed notebook in ([\d.]+) seconds")
+
+
+def chapter_times(log: str) -> dict[str, float]:
+    """myst-nb's log lines -> {chapter path relative to the repo, without suffix: seconds}."""
+    out = {}
+    for path, seconds in EXECUTED.findall(log):
+        name = Path(path)
+        try:
+            name = name.resolve().relative_to(ROOT)
+        except ValueError:
+            pass
+        out[str(name.with_suffix(""))] = float(seconds)
+    return out
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        sys.stderr.write(log[-4000:])
+        raise SystemExit(f"{' '.join(cmd[:3])} failed (exit {proc.returncode})")
+    return seconds, log
+
+
+def nbclient_times(env: dict) -> dict[str, float]:
+    """Fallback: execute each chapter notebook with nbclient, as the build would."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.environ.update(env)
+    out = {}
+    for nb_path in sorted((ROOT / "book").glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        t0 = time.perf_counter()
+        NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(nb_path.parent)}}
+                       ).execute()
+        out[str(nb_path.relative_to(ROOT).with_suffix(""))] = time.perf_counter() - t0
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skip-cold", action="store_true", help="skip the ~20-minute cold build")
+    p.add_argument("--skip-warm", action="store_true")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result: dict = {"command": " ".join(["jupyter-book"] + BUILD[1:])}
+    if not args.skip_cold:
+        with tempfile.TemporaryDirectory(prefix="seq2seq-cold-cache-") as cache:
+            cold = dict(env, SEQ2SEQ_CACHE=cache)
+            train_s, _ = timed([sys.executable, "-m", "lib.reference", "--ensure"], cold)
+            build_s, log = timed(BUILD, cold)
+        result["cold"] = {"train_s": train_s, "build_s": build_s, "total_s": train_s + build_s,
+                          "chapters": chapter_times(log)}
+    if not args.skip_warm:
+        sys.path.insert(0, str(ROOT))
+        from lib import reference
+
+        if not reference.cache_path().is_file():
+            result["warm_missing"] = f"no cached reference model at {reference.cache_path()}"
+        else:
+            build_s, log = timed(BUILD, env)
+            chapters = chapter_times(log)
+            source = "myst-nb build log"
+            if not chapters:
+                chapters, source = nbclient_times(env), "nbclient, one notebook at a time"
+            result["warm"] = {"build_s": build_s, "chapters": chapters,
+                              "chapters_source": source}
+    if args.json:
+        args.json.write_text(json.dumps(result))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

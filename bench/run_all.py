@@ -1,0 +1,172 @@
+"""`make bench`: run every benchmark part, collect their JSON, write BENCHMARKS.md.
+
+Why subprocesses: each part starts from a fresh interpreter (no warm caches or threads left
+over from the previous part), JoeyNMT runs in its own environment, and a failing part names
+itself. Throughput runs alternate ours and JoeyNMT so both see the same machine state; every
+figure in BENCHMARKS.md comes from this run's results (`_build/bench/results.json`).
+
+    python bench/run_all.py                        # full run (cold book build included)
+    python bench/run_all.py --skip-cold            # without the ~20-minute cold build
+    python bench/run_all.py --quick --skip-cold    # short caps: proves the harness works
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+OUT = ROOT / "_build" / "bench"
+sys.path.insert(0, str(BENCH))
+
+import report  # noqa: E402
+from common import cpu_model  # noqa: E402
+from joeynmt_compare import ensure_venv, venv_python  # noqa: E402
+
+COMMANDS: list[str] = []
+
+
+def run_json(cmd: list[str], json_arg: bool = True) -> dict:
+    """Run one part; -> its JSON (from --json FILE, or the last stdout line)."""
+    shown = " ".join(str(c).replace(str(ROOT) + "/", "") for c in cmd)
+    COMMANDS.append(shown)
+    print(f"$ {shown}", file=sys.stderr, flush=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = Path(f.name)
+    full = [str(c) for c in cmd] + (["--json", str(path)] if json_arg else [])
+    proc = subprocess.run(full, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark part failed (exit {proc.returncode}): {shown}")
+    text = path.read_text() if json_arg else proc.stdout.strip().splitlines()[-1]
+    path.unlink(missing_ok=True)
+    return json.loads(text)
+
+
+def machine(threads: int) -> dict:
+    with open("/proc/meminfo") as f:
+        ram_kib = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
+    import torch
+
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "ram_gib": ram_kib / 2**20,
+            "threads": threads, "os": platform.platform(), "python": platform.python_version(),
+            "torch": torch.__version__, "load_start": os.getloadavg()[0]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skip-cold", action="store_true", help="skip the cold book build")
+    p.add_argument("--skip-book", action="store_true", help="skip the book entirely")
+    p.add_argument("--quick", action="store_true", help="short caps, few repeats")
+    p.add_argument("--train-minutes", type=float, default=None,
+                   help="cap per time-to-BLEU run (default 12, --quick 3)")
+    p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    args = p.parse_args()
+    quick = args.quick
+    minutes = args.train_minutes or (3.0 if quick else 12.0)
+    steps, repeats = (10, 2) if quick else (60, 3)
+    warmup = 5  # bench/training.py leaves its first 5 steps untimed; JoeyNMT the same
+    eval_every = 20 if quick else None  # None: lib.reference.TRAIN.eval_every
+    py, bench_py = sys.executable, str(venv_python())
+    OUT.mkdir(parents=True, exist_ok=True)
+    import torch
+
+    setup = ensure_venv(log=lambda m: print(m, file=sys.stderr))
+    results: dict = {"machine": machine(torch.get_num_threads()),
+                     "versions": setup["versions"], "install": setup["install"]}
+
+    # 1. throughput, alternating
+    ours, joey = [], []
+    for _ in range(repeats):
+        ours.append(run_json([py, BENCH / "training.py", "--steps", steps, "--repeats", 1]))
+        joey.append(run_json([py, BENCH / "joeynmt_compare.py", "throughput", "--steps", steps,
+                              "--warmup", warmup], json_arg=False))
+    med = lambda runs, k: statistics.median(r[k] for r in runs)  # noqa: E731
+    from lib import reference
+
+    results["throughput"] = {
+        "ours": [r["tokens_per_s"] for r in ours], "joeynmt": [r["tokens_per_s"] for r in joey],
+        "ours_median": med(ours, "tokens_per_s"), "joeynmt_median": med(joey, "tokens_per_s"),
+        "ratio": med(ours, "tokens_per_s") / med(joey, "tokens_per_s"),
+        "peak_gflops": med(ours, "peak_gflops"), "gflops": med(ours, "gflops"),
+        "utilisation": med(ours, "gflops") / med(ours, "peak_gflops"),
+        "ours_params": ours[0]["params"], "joeynmt_params": joey[0]["params"],
+        "steps": steps, "warmup": warmup, "batch_size": reference.TRAIN.batch_size,
+        "model": ", ".join(f"{k}={v}" for k, v in reference.MODEL.items()),
+    }
+    results["joeynmt_notes"] = (
+        "JoeyNMT's recurrent decoder always attends: it uses the cheapest option (Luong, "
+        "bilinear, no input feeding); its decoder starts from the encoder's last state like ours "
+        "but gets no context at every step (ours: feed_context); JoeyNMT 2.3.0 crashes on a "
+        "unidirectional encoder, so bench/joeynmt_worker.py patches that one method (same "
+        "steps, forward state only). Same batch size in sentences (JoeyNMT does not bucket by "
+        "length, so its batches carry more padding); Adam at our peak rate with our warm-up, "
+        "then inverse-sqrt decay (JoeyNMT has no cosine schedule); same clipping and dropout.")
+
+    # 2. time to BLEU 20 (the models are kept for decoding)
+    extra = ["--eval-every", eval_every] if eval_every else []
+    ttb_ours = run_json([py, BENCH / "time_to_bleu.py", "--minutes", minutes, *extra])
+    ttb_joey = run_json([py, BENCH / "joeynmt_compare.py", "train", "--minutes", minutes,
+                         *extra], json_arg=False)
+    results["time_to_bleu"] = {"ours": ttb_ours, "joeynmt": ttb_joey, "target": 20.0,
+                               "sentences": reference.DATA.n_test,
+                               "eval_every": ttb_ours["eval_every"]}
+
+    # 3. decoding
+    dec_repeats = 1 if quick else 3
+    d_ours = run_json([py, BENCH / "decode_speed.py", "--repeats", dec_repeats])
+    d_joey = run_json([py, BENCH / "joeynmt_compare.py", "decode", "--repeats", dec_repeats],
+                      json_arg=False)
+    results["decoding"] = {
+        "ours": d_ours, "joeynmt": d_joey, "repeats": dec_repeats,
+        "ratio_greedy": d_ours["greedy"]["sentences_per_s"]
+        / d_joey["greedy"]["sentences_per_s"],
+        "ratio_beam5": d_ours["beam5"]["sentences_per_s"] / d_joey["beam5"]["sentences_per_s"],
+        "notes": "Length normalisation differs: ours divides by length^alpha, JoeyNMT uses "
+                 "GNMT's ((5 + length) / 6)^alpha, both with lib.search.DEFAULT_ALPHA; "
+                 "maximum output length 40 for both."}
+
+    # 4. BLEU implementations (the bench venv has torchmetrics)
+    b = run_json([bench_py, BENCH / "bleu_speed.py", "--repeats", 3 if quick else 7])
+    b["speedup"] = b["corpus"]["sacrebleu_s"] / b["corpus"]["lib_s"]
+    b["sentence_speedup"] = b["sentence"]["sacrebleu_s"] / b["sentence"]["lib_s"]
+    results["bleu"] = b
+
+    # 5. the book
+    if args.skip_book:
+        results["book"] = {"command": "jupyter-book build . --all -n -W --keep-going",
+                           "cold": {"skipped": "--skip-book"},
+                           "warm": {"skipped": "--skip-book"}}
+    else:
+        book = run_json([py, BENCH / "book.py"] + (["--skip-cold"] if args.skip_cold else []))
+        if args.skip_cold:
+            book["cold"] = {"skipped": "BENCH_SKIP_COLD=1 / --skip-cold"}
+        if "warm_missing" in book:
+            book["warm"] = {"skipped": book["warm_missing"]}
+        results["book"] = book
+
+    results["machine"]["load_end"] = os.getloadavg()[0]
+    results["commands"] = COMMANDS
+    results_file = OUT / "results.json"
+    results["run"] = {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "quick": quick,
+        "results_file": str(results_file.relative_to(ROOT)),
+        "note": f"{steps} throughput steps x {repeats} repeats, time-to-BLEU capped at "
+                f"{minutes:g} min with checks every {ttb_ours['eval_every']} steps, "
+                f"{dec_repeats} decoding repeat(s)"}
+    results_file.write_text(json.dumps(results, indent=1))
+    args.out.write_text(report.render(results))
+    print(f"wrote {args.out} (results in {results_file})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

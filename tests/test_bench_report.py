@@ -1,0 +1,106 @@
+"""BENCHMARKS.md is rendered only from results: every figure filled, none invented."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import report  # noqa: E402
+
+
+def _ttb(reached):
+    return {"evals": [{"step": 100, "train_seconds": 61.0, "bleu": 12.5},
+                      {"step": 200, "train_seconds": 122.0, "bleu": 21.25}],
+            "cap_minutes": 12.0, "reached_seconds": reached, "best_bleu": 21.25}
+
+
+def _decode(g, b):
+    return {"sentences": 2000, "greedy": {"sentences_per_s": g, "bleu": 30.5},
+            "beam5": {"sentences_per_s": b, "bleu": 31.5}}
+
+
+RESULTS = {
+    "machine": {"cpu": "Test CPU 9000", "cores": 2, "ram_gib": 23.4, "threads": 2,
+                "os": "Linux-test", "python": "3.11.7", "torch": "2.13.0+cpu",
+                "load_start": 0.5, "load_end": 0.75},
+    "versions": {"joeynmt": "2.3.0", "torchmetrics": "1.9.0"},
+    "install": "torch first, then joeynmt",
+    "commands": ["python bench/training.py --steps 60"],
+    "run": {"date": "2030-01-02 03:04", "quick": False, "results_file": "r.json", "note": "n"},
+    "joeynmt_notes": "Luong attention.",
+    "throughput": {"ours": [4321.0, 4400.0], "joeynmt": [1234.0, 1300.0], "ours_median": 4360.0,
+                   "joeynmt_median": 1267.0, "ratio": 3.44, "peak_gflops": 98.7,
+                   "gflops": 33.3, "utilisation": 0.3374, "ours_params": 12_728_257,
+                   "joeynmt_params": 12_721_920, "steps": 60, "warmup": 5, "batch_size": 256,
+                   "model": "emb_dim=256"},
+    "time_to_bleu": {"ours": _ttb(122.0), "joeynmt": _ttb(None), "target": 20.0,
+                     "sentences": 2000, "eval_every": 100},
+    "decoding": {"ours": _decode(1622.0, 260.0), "joeynmt": _decode(660.0, 123.0),
+                 "repeats": 3, "ratio_greedy": 2.46, "ratio_beam5": 2.11, "notes": "alpha"},
+    "bleu": {"sentences": 10000, "repeats": 7, "source": "Tatoeba",
+             "corpus": {"lib_s": 0.9, "sacrebleu_s": 1.7, "lib_score": 60.3449,
+                        "sacrebleu_score": 60.3449, "equal": True},
+             "sentence": {"lib_s": 1.0, "sacrebleu_s": 2.0, "max_difference": 5.7e-14},
+             "torchmetrics_sacre": {"s": 5.07, "score": 60.3165, "difference": -0.0284},
+             "torchmetrics_plain": {"lib_score": 57.7983, "sacrebleu_score": 57.7983,
+                                    "torchmetrics_score": 57.7692, "torchmetrics_s": 3.38,
+                                    "difference_tm_vs_sacrebleu": -0.0292},
+             "speedup": 1.89, "sentence_speedup": 2.0},
+    "book": {"command": "jupyter-book build . --all -n -W --keep-going",
+             "cold": {"train_s": 1080.0, "build_s": 180.0, "total_s": 1260.0,
+                      "chapters": {"book/tensors": 20.0}},
+             "warm": {"build_s": 185.0, "chapters": {"book/tensors": 21.5, "book/bleu": 150.0},
+                      "chapters_source": "myst-nb build log"}},
+}
+
+
+def test_every_figure_is_rendered():
+    md = report.render(RESULTS)
+    for text in ("Test CPU 9000", "4,360", "1,267", "3.44x", "33.7%", "98.7 GFLOP/s",
+                 "2.0 min", "not reached in 12 min (best 21.2)", "1,622", "2.11x",
+                 "60.3449", "57.7692", "1.89x", "21.0 min", "3.1 min", "150.0",
+                 "12,728,257", "Luong attention.", "python bench/training.py --steps 60"):
+        assert text in md, text
+    assert "None" not in md and "nan" not in md
+    assert "**missed**" in md  # the slowest chapter (150 s) misses the 2-minute target
+    assert "Short run" not in md
+
+
+@pytest.mark.parametrize("path", ["throughput.ratio", "machine.cpu", "decoding.ratio_beam5",
+                                  "bleu.torchmetrics_plain.torchmetrics_score",
+                                  "book.warm.build_s", "time_to_bleu.ours.best_bleu"])
+def test_a_missing_figure_is_refused(path):
+    results = copy.deepcopy(RESULTS)
+    node = results
+    *parents, last = path.split(".")
+    for key in parents:
+        node = node[key]
+    del node[last]
+    with pytest.raises(report.MissingFigure, match=last):
+        report.render(results)
+
+
+def test_skipped_cold_build_is_not_measured_never_a_number():
+    results = copy.deepcopy(RESULTS)
+    results["book"]["cold"] = {"skipped": "BENCH_SKIP_COLD=1"}
+    md = report.render(results)
+    assert "not measured in this run (BENCH_SKIP_COLD=1)" in md
+    assert "21.0 min" not in md and "18.0 min" not in md
+
+
+def test_short_run_is_labelled():
+    results = copy.deepcopy(RESULTS)
+    results["run"]["quick"] = True
+    assert "**Short run**" in report.render(results)
+
+
+def test_chapter_log_lines_are_parsed():
+    import book
+
+    log = ("/x/book/tensors.ipynb: Executed notebook in 12.34 seconds [mystnb]\n"
+           "book/bleu: Executed notebook in 5.00 seconds [mystnb]\n")
+    assert book.chapter_times(log) == {"/x/book/tensors": 12.34, "book/bleu": 5.0}
