@@ -29,32 +29,17 @@ def _ipywidgets():
     return ipywidgets
 
 
-def _kernel():
-    """The running IPython kernel's shell, or None (plain Python, tests, scripts)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    return shell if getattr(shell, "kernel", None) is not None else None
-
-
 def show_html(output, html: str) -> None:
     """Replace what an Output widget shows with `html` (a self-contained fragment).
 
-    In a kernel this is the usual `with output: clear_output(wait=True); display(...)`, which
-    runs the fragment's script in Jupyter and Colab alike. Without a kernel there is no
-    front end to talk to, so we set the synced `outputs` directly (tests read it there).
+    We set the widget's synced `outputs` directly, which every front end renders (Jupyter,
+    Colab, and the static website's widget manager, which reads the saved state). The usual
+    `with output: clear_output(wait=True); display(...)` routes the display through the
+    kernel's output capture instead, and under nbclient (the book build, the Colab-like test)
+    that stalled a chapter until the cell timeout (600 s) now and then (jupyter/nbclient#312).
     """
-    if _kernel() is not None:
-        from IPython.display import HTML, clear_output, display
-
-        with output:
-            clear_output(wait=True)
-            display(HTML(html))
-    else:
-        output.outputs = ({"output_type": "display_data", "metadata": {},
-                           "data": {"text/html": html, "text/plain": "<view>"}},)
+    output.outputs = ({"output_type": "display_data", "metadata": {},
+                       "data": {"text/html": html, "text/plain": "<view>"}},)
 
 
 def _error_html(error: Exception) -> str:
