@@ -138,23 +138,10 @@ def cuda_tests() -> dict:
 
 def toc_notebooks() -> list[str]:
     """The pages of _toc.yml, in order, that are notebooks (book/x for book/x.ipynb)."""
-    import yaml
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    pages = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                pages.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk({k: v for k, v in toc.items() if k != "root"})
-    return [p for p in pages if (ROOT / f"{p}.ipynb").is_file()]
+    spec = importlib.util.spec_from_file_location("scripts_toc", ROOT / "scripts" / "toc.py")
+    toc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(toc)
+    return toc.notebooks()
 
 
 def kernel_environment() -> str | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LOCAL_HOSTS, ROOT, open_page, serve_directory  # noqa: F401
+from conftest import LOCAL_HOSTS, ROOT, load_script, open_page, serve_directory  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -34,19 +34,7 @@ COLAB_PATTERN = re.compile(
 
 def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     """Every page of the table of contents (paths without suffix, e.g. `book/intro`), in order."""
-    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-
-    walk(toc)
-    return [str(Path(f).with_suffix("")) if f.endswith((".md", ".ipynb")) else f for f in files]
+    return load_script("toc").pages(toc_path)
 
 
 PAGES = toc_files()

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 from conftest import ROOT, load_script
 
 WORK = ROOT / "_build" / "colab-env"
@@ -39,11 +38,7 @@ TIMINGS: dict[str, float] = {}
 
 def chapters() -> list[str]:
     """The chapter notebooks in the order of _toc.yml (book/<name>.ipynb)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", [])]
-    return [f for f in files if (ROOT / f"{f}.ipynb").is_file()]
+    return load_script("toc").notebooks()
 
 
 CHAPTERS = chapters()

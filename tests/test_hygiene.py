@@ -34,23 +34,7 @@ def book_pages() -> set[str]:
 
 
 def toc_entries() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    entries = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                entries.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-
-    walk(toc)
-    return [Path(e).with_suffix("").as_posix() if Path(e).suffix in PAGE_SUFFIXES else e
-            for e in entries]
-
-
-# --- notebooks ------------------------------------------------------------------------------
+    return load_script("toc").pages()
 
 
 def test_notebooks_are_committed_without_outputs(colab_setup):
