@@ -143,3 +143,19 @@ def open_page(browser, url: str):
     )
     page.goto(url, wait_until="load")
     return page, context, problems
+
+
+# --- exercise checkers (tests/test_checks_*.py) ----------------------------------------------
+
+
+def skeleton(*args):
+    """A learner's untouched exercise cell: the checker must say "not done", not "wrong"."""
+    raise NotImplementedError
+
+
+def assert_rejects(result, *words):
+    """The checker ran, refused the answer, and its message names each of `words`."""
+    text = str(result)
+    assert result.done and not result.ok, text
+    for w in words:
+        assert w in text, text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import skeleton
 
 from lib.checks import decoder as checks
 from lib.data import EOS, SOS
@@ -18,10 +19,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def skeleton(*args):
-    raise NotImplementedError
 
 
 # --- start_state ----------------------------------------------------------------------------

@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from conftest import assert_rejects, skeleton
 
 from lib.checks import teacher_forcing as checks
 from lib.data import EOS, PAD, SOS, pad
 from lib.head import masked_cross_entropy
 
 torch.set_num_threads(1)
-
-
-def skeleton(*args):
-    raise NotImplementedError
-
-
-def assert_rejects(result, *words):
-    text = str(result)
-    assert result.done and not result.ok, text
-    for w in words:
-        assert w in text, text
 
 
 # --- make_decoder_io --------------------------------------------------------------------------

@@ -3,21 +3,11 @@ message that names them, and reports an unfinished skeleton as not done."""
 
 from __future__ import annotations
 
+from conftest import assert_rejects, skeleton
+
 from lib.bleu import corpus_bleu, sentence_bleu
 from lib.checks import wrap_up as checks
 from lib.data import tokenize
-
-
-def skeleton(*args):
-    raise NotImplementedError
-
-
-def assert_rejects(result, *words):
-    text = str(result)
-    assert result.done and not result.ok, text
-    for w in words:
-        assert w in text, text
-
 
 # --- bucket_by_length -------------------------------------------------------------------------
 
