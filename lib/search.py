@@ -36,6 +36,11 @@ from lib.data import EOS, PAD, SOS
 # 1,000 validation sentences with the reference model and beam 5 (BLEU 40.22 / 40.15 / 40.23 /
 # 39.84: the sentences are short, so anything up to 0.6 does about as well; 1 over-corrects).
 DEFAULT_ALPHA = 0.6
+# Relative threshold pruning (Freitag & Al-Onaizan 2017): a hypothesis whose log-probability is
+# more than MARGIN below the best candidate of its step leaves the beam even if it is among the
+# k best. On the 1,000 validation sentences with beam 5 it cut the decoder rows from 4.8x to
+# 2.6x greedy's at the same BLEU (40.22 vs 40.23; margin 1: 39.90, 1.5: 40.12, 3: 40.23).
+DEFAULT_MARGIN = 2.0
 # With source_cap=True a hypothesis may hold at most 2 * S + 6 tokens (<eos> included) for a
 # source of S tokens: every training pair fits (the longest French side is 2 * S + 5), and a
 # hypothesis caught in a loop stops there instead of at max_len (fairseq's max_len_a/_b).
@@ -68,6 +73,15 @@ def _check_alpha(alpha) -> float:
         raise ValueError(f"alpha (the length-normalisation exponent) must be a finite number "
                          f">= 0, got {alpha!r}; use 0 for no normalisation")
     return float(alpha)
+
+
+def _check_margin(margin) -> float:
+    margin = math.inf if margin is None else margin
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) \
+            or math.isnan(margin) or margin < 0:
+        raise ValueError(f"margin (the pruning threshold in log-probability) must be a number "
+                         f">= 0, got {margin!r}; use None for no pruning")
+    return float(margin)
 
 
 def _check_beam(beam_size, n_best) -> None:
@@ -222,8 +236,9 @@ class BeamTrace:
     """What one sentence's beam search considered: the data the beam widget draws.
 
     `nodes` holds the root and, for every step, the 2k best candidates (fewer if some have
-    probability zero) with their status; `winner` and `nbest` are node ids. Plain lists and
-    numbers only, so `to_dict()` is JSON-serialisable and `from_dict` reads it back.
+    probability zero) with their status; `winner` and `nbest` are node ids; `margin` is the
+    pruning margin (None: no pruning). Plain lists and numbers only, so `to_dict()` is
+    JSON-serialisable and `from_dict` reads it back.
     """
 
     source: list[str]
@@ -233,6 +248,7 @@ class BeamTrace:
     nodes: list[TraceNode]
     winner: int
     nbest: list[int]
+    margin: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -334,14 +350,16 @@ class _Pool:
 class _Recorder:
     """Collects a BeamTrace per sentence (only with trace=True: it loops in Python)."""
 
-    def __init__(self, model, src, src_lengths, k: int, alpha: float, caps: list[int]):
+    def __init__(self, model, src, src_lengths, k: int, alpha: float, caps: list[int],
+                 margin: float):
         self.k, self.itos = k, model.tgt_vocab.itos
         src_vocab = getattr(model, "src_vocab", None)
         self.traces = []
         for row, n, max_len in zip(src.tolist(), src_lengths.tolist(), caps):
             source = [src_vocab.itos[i] if src_vocab else str(i) for i in row[:n]]
             root = TraceNode(0, None, 0, SOS, self.itos[SOS], 0.0, 0.0, "kept")
-            self.traces.append(BeamTrace(source, k, alpha, max_len, [root], 0, []))
+            self.traces.append(BeamTrace(source, k, alpha, max_len, [root], 0, [],
+                                         None if math.isinf(margin) else margin))
 
     def record(self, t, active, parent_id, tok, raw, score, finishing, kept) -> None:
         """All arguments but t and active (A,) are (A, 2k) tensors over the step's candidates."""
@@ -363,17 +381,21 @@ class _Recorder:
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: int = 5,
                 max_len: int | None = None, alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
-                trace: bool = False, source_cap: bool = False) -> BeamResult:
+                trace: bool = False, source_cap: bool = False,
+                margin: float | None = DEFAULT_MARGIN) -> BeamResult:
     """Beam search batched over sentences x beams: one decoder call per step for all of them.
 
-    Each step scores the k*V one-token extensions of the k live hypotheses of each sentence and
-    takes the 2k best (one `topk` over (B, k*V)):
+    Each step scores the k*V one-token extensions of the (at most k) live hypotheses of each
+    sentence and takes the 2k best (one `topk` per sentence):
 
     * a candidate ending in <eos> is finished and set aside in the sentence's pool, if it is
       among the k best (what a plain k-best beam would keep; this makes k = 1 with alpha = 0
       exactly greedy, while alpha > 0 may search on for a longer, better-normalised answer);
     * the k best other candidates stay in the beam (there are always k: at most k of the 2k
-      end in <eos>, one per live hypothesis);
+      end in <eos>, one per live hypothesis), except those whose log-probability is more than
+      `margin` below the best candidate of the step (relative threshold pruning, Freitag &
+      Al-Onaizan 2017; None: no pruning, the plain k-best beam). So a sentence may have fewer
+      than k live hypotheses, and only those run through the decoder;
     * at the length cap (max_len; with source_cap, at most 2 * S + 6 tokens for a source of S)
       the hypotheses still in the beam count as finished.
 
@@ -384,43 +406,53 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     divisor at most grows to cap^alpha). So stopping early never changes the answer.
     A stopped sentence leaves the batch.
 
-    Two savings keep the work near k times greedy's: the first step runs one row per sentence
-    (the k beams would all be the same <sos>), and each row passes on only its 2k best tokens
-    (`top_candidates`), so the (rows, V) log-probabilities are never written and the 2k best
-    of a sentence come from a (k * 2k)-wide ranking instead of (k * V).
+    Three savings keep the work near greedy's: the first step runs one row per sentence
+    (the k beams would all be the same <sos>), pruned hypotheses run no decoder rows, and each
+    row passes on only its 2k best tokens (`top_candidates`), so the (rows, V) log-probabilities
+    are never written and the 2k best of a sentence come from a (k * 2k)-wide ranking.
     """
     _check_batch(src, src_lengths)
     _check_beam(beam_size, n_best)
     max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    margin = _check_margin(margin)
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
-    # Every sentence starts with one live hypothesis, <sos>; after step 1 it has k (width).
+    # Every sentence starts with one live hypothesis, <sos>, in a beam of `width` slots (k after
+    # step 1). An empty slot has log P = -inf; the decoder only runs on the N filled ones.
     width = 1
-    prev = torch.full((B,), SOS, dtype=torch.long, device=dev)  # (A*width,)
+    prev = torch.full((B,), SOS, dtype=torch.long, device=dev)  # (N,) filled slots, in order
     alive = torch.zeros((B, 1), device=dev)  # (A, width) log P of the live hypotheses
     seqs = torch.empty((B, 1, 0), dtype=torch.long, device=dev)  # (A, width, t) their tokens
     alive_id = torch.zeros((B, 1), dtype=torch.long, device=dev)  # (A, width) their trace ids
     active = torch.arange(B, device=dev)  # (A,) sentences still searching
     pool = _Pool(B, n_best, max_len, dev)
-    recorder = _Recorder(model, src, src_lengths, k, alpha, cap.tolist()) if trace else None
+    recorder = _Recorder(model, src, src_lengths, k, alpha, cap.tolist(), margin) \
+        if trace else None
     rank = torch.arange(2 * k, device=dev)  # (2k,)
     for t in range(1, max_len + 1):
         A = active.numel()
-        logits, state = model.decoder.step(prev, state, context)  # (A*w, V), (L, A*w, H)
-        top_lp, top_tok = top_candidates(logits, 2 * k)  # (A*w, m), m = min(2k, V)
-        m = top_lp.size(1)
+        filled = alive.view(-1) > NEG_INF  # (A*width,) slots holding a hypothesis
+        logits, state = model.decoder.step(prev, state, context)  # (N, V), (L, N, H)
+        lp, tk = top_candidates(logits, 2 * k)  # (N, m), m = min(2k, V)
+        m = lp.size(1)
+        top_lp = lp.new_full((A * width, m), NEG_INF)  # (A*width, m): -inf for empty slots
+        top_lp[filled] = lp
+        top_tok = tk.new_full((A * width, m), PAD)
+        top_tok[filled] = tk
+        row_of = torch.cumsum(filled, 0) - 1  # (A*width,) decoder row of each filled slot
         cand = (alive.unsqueeze(-1) + top_lp.view(A, width, m)).view(A, width * m)
         if width * m < 2 * k:  # tiny vocabularies: pad with impossible candidates
             cand = F.pad(cand, (0, 2 * k - width * m), value=NEG_INF)
         raw, flat = cand.topk(2 * k, dim=1)  # (A, 2k) best first
         flat = flat.clamp(max=width * m - 1)  # padding columns (raw -inf) point anywhere real
-        parent = flat // m  # (A, 2k) the beam extended
+        parent = flat // m  # (A, 2k) the beam slot extended
         tok = top_tok.view(A, width * m).gather(1, flat)  # (A, 2k) the token added
         is_eos = tok == EOS  # (A, 2k)
         # positions of the k best candidates not ending in <eos>, best first
         keep = (rank + 2 * k * is_eos).topk(k, dim=1, largest=False).indices  # (A, k)
-        kept = torch.zeros_like(is_eos).scatter_(1, keep, True)  # (A, 2k)
+        kept = torch.zeros_like(is_eos).scatter_(1, keep, True) & ~is_eos  # (A, 2k)
+        kept &= (raw > NEG_INF) & (raw >= raw[:, :1] - margin)  # relative threshold pruning
         finishing = is_eos & (rank < k)  # (A, 2k)
         at_cap = cap <= t  # (A,) the cap ends the hypotheses still in the beam
         finishing |= kept & at_cap.unsqueeze(1)
@@ -434,16 +466,18 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
             recorder.record(t, active, alive_id.gather(1, parent), tok, raw, score, finishing,
                             kept)
 
-        alive = raw.gather(1, keep)  # (A, k)
+        live = kept.gather(1, keep)  # (A, k) slots of the next beam that hold a hypothesis
+        alive = raw.gather(1, keep).masked_fill(~live, NEG_INF)  # (A, k)
         bound = normalize(alive.max(1).values, cap, alpha)  # (A,) best any live one can do
         go = (pool.score[active, -1] < bound) & ~at_cap  # (A,) sentences that go on
-        rows = (torch.arange(A, device=dev) * width).unsqueeze(1) + parent.gather(1, keep)
-        rows = rows[go].view(-1)  # (A'*k,) state rows that continue, in beam order
+        rows = row_of.view(A, width).gather(1, parent.gather(1, keep))  # (A, k) parents' rows
+        live = live[go]  # (A', k)
+        rows = rows[go][live]  # (N',) decoder rows that continue, in slot order
         state, context = state.index_select(1, rows), context.index_select(0, rows)
         active, alive, cap = active[go], alive[go], cap[go]  # (A',), (A', k), (A',)
         seqs = cand_seq.gather(1, keep.unsqueeze(-1).expand(-1, -1, t))[go]  # (A', k, t)
         alive_id = ids[keep][go]  # (A', k)
-        prev = tok.gather(1, keep)[go].view(-1)  # (A'*k,)
+        prev = tok.gather(1, keep)[go][live]  # (N',)
         width = k
         if active.numel() == 0:
             break
@@ -452,7 +486,8 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
 
 @torch.no_grad()
 def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int | None = None,
-                    alpha: float | None = DEFAULT_ALPHA, n_best: int = 1
+                    alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
+                    margin: float | None = DEFAULT_MARGIN
                     ) -> list[tuple[list[int], float, float]]:
     """The same beam search for ONE sentence src (S,), written to be read rather than fast.
 
@@ -463,6 +498,7 @@ def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int |
     """
     _check_beam(beam_size, n_best)
     max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    margin = _check_margin(margin)
     src = src.view(1, -1)  # (1, S)
     _, state, context = model.encode(src, torch.tensor([src.size(1)]))  # (L, 1, H), (1, H)
     beams = [([], torch.zeros((), device=src.device), state)]  # live: (tokens, log P, state)
@@ -478,14 +514,14 @@ def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int |
             for lp, w in zip(raw + top, words.tolist()):
                 candidates.append((lp, tokens + [w], state))
         candidates.sort(key=lambda c: -c[0].item())
-        beams = []
+        beams, best = [], candidates[0][0]
         for r, (lp, tokens, state) in enumerate(candidates[:2 * k]):
             if lp.item() == NEG_INF:
                 break
             if tokens[-1] == EOS:
                 if r < k:
                     finished.append((normalize(lp, t, alpha).item(), lp.item(), tokens))
-            elif len(beams) < k:
+            elif len(beams) < k and lp >= best - margin:  # pruned: too far below the best
                 beams.append((tokens, lp, state))
         if t == max_len:
             finished += [(normalize(lp, t, alpha).item(), lp.item(), tokens)

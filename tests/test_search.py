@@ -4,7 +4,8 @@
 * beam k = 1 must equal greedy; a narrow beam can never beat exhaustive search;
 * the readable one-sentence reference and the batched search must agree, and batching or
   padding must not change any answer;
-* hand-set probability tables (lib.toy) check hypotheses *and* scores computed by hand.
+* hand-set probability tables (lib.toy) check hypotheses *and* scores computed by hand;
+* pruning by a margin drops exactly the hypotheses it should, and their decoder rows.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def test_a_beam_that_never_prunes_equals_exhaustive_search(seed, max_len, alpha)
     src, lengths = random_batch(model, 3, seed)
     k = wide_beam(model, max_len)
     exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
-    beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=4)
+    beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=4,
+                              margin=None)
     assert torch.equal(beam.tokens, exact.tokens)
     assert torch.allclose(beam.scores, exact.scores, atol=1e-5)
     assert torch.allclose(beam.raw_scores, exact.raw_scores, atol=1e-5)
@@ -152,15 +154,18 @@ def test_a_narrow_beam_never_beats_exhaustive_search_and_scores_honestly(alpha):
     assert misses > 0, "these models should make a narrow beam miss the optimum sometimes"
 
 
+@pytest.mark.parametrize("margin", [None, 0.5, search.DEFAULT_MARGIN])
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
-def test_batched_beam_search_equals_the_one_sentence_reference(k, alpha):
+def test_batched_beam_search_equals_the_one_sentence_reference(k, alpha, margin):
     model = random_model(k, tgt_words=8, max_len=7, hidden=12)
     src, lengths = random_batch(model, 6, k)
     n_best = min(k, 3)
-    batched = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=n_best)
+    batched = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=n_best,
+                                 margin=margin)
     for i, n in enumerate(lengths.tolist()):
-        ref = search.beam_search_one(model, src[i, :n], beam_size=k, alpha=alpha, n_best=n_best)
+        ref = search.beam_search_one(model, src[i, :n], beam_size=k, alpha=alpha, n_best=n_best,
+                                     margin=margin)
         assert [ids for ids, _, _ in batched.nbest[i]] == [ids for ids, _, _ in ref]
         assert [s for _, s, _ in batched.nbest[i]] == pytest.approx([s for _, s, _ in ref],
                                                                     abs=1e-5)
@@ -271,6 +276,90 @@ def test_walkthrough_k2_three_steps(alpha, winner, p):
     assert ab.raw == pytest.approx(math.log(0.14))
     assert ab.score == pytest.approx(math.log(0.14) / 2 ** alpha)
     assert [n.status for n in by_step[1]] == ["kept", "kept", "pruned", "pruned"]
+
+
+def pruning_table() -> dict:
+    """B (0.24) is far behind A (0.76) after one token, but B <eos> (0.24) beats every
+    continuation of A (the best is A C <eos>, 0.76 * 0.6 * 0.5 = 0.228)."""
+    return {(): {"A": 0.76, "B": 0.24},
+            ("B",): {"<eos>": 1.0},
+            ("A",): {"C": 0.6, "D": 0.4},
+            ("A", "C"): {"<eos>": 0.5, "E": 0.3, "F": 0.2},
+            ("A", "D"): {"E": 0.5, "F": 0.5}}
+
+
+def counting_rows(model) -> list[int]:
+    """Wrap model.decoder.step to record how many rows each call runs."""
+    calls, step = [], model.decoder.step
+
+    def counted(prev, state, context):
+        calls.append(prev.numel())
+        return step(prev, state, context)
+
+    model.decoder.step = counted
+    return calls
+
+
+def test_margin_prunes_hypotheses_far_behind_the_best_by_hand():
+    """Margin 1: B is dropped at step 1 (0.24 < 0.76 / e = 0.2796) although a beam of 3 has
+    room for it, so the search misses B <eos> and answers A C <eos>; it also runs fewer decoder
+    rows (1 + 1 + 2 instead of 1 + 2 + 2). The default margin 2 keeps B (0.76 / e^2 = 0.103)."""
+    model = TableModel(pruning_table(), max_len=3)
+    src, lengths = model.inputs()
+    calls = counting_rows(model)
+    plain = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0, margin=None)
+    assert rows(plain.tokens) == [model.ids(["B", "<eos>"])]
+    assert plain.raw_scores.item() == pytest.approx(math.log(0.24))
+    assert calls == [1, 2, 2]
+    exact = search.exhaustive_search(model, src, lengths, max_len=3)
+    assert torch.equal(exact.tokens, plain.tokens)
+
+    calls.clear()
+    pruned = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0, margin=1.0,
+                                trace=True)
+    assert rows(pruned.tokens) == [model.ids(["A", "C", "<eos>"])]
+    assert pruned.raw_scores.item() == pytest.approx(math.log(0.76 * 0.6 * 0.5))
+    assert calls == [1, 1, 2]
+    step1 = {n.text: n.status for n in pruned.trace.steps()[1]}
+    assert step1 == {"A": "kept", "B": "pruned"}
+    assert pruned.trace.margin == 1.0
+    assert search.BeamTrace.from_dict(json.loads(json.dumps(pruned.trace.to_dict()))).margin == 1.0
+    assert search.beam_search(model, src, lengths, beam_size=3, margin=None,
+                              trace=True).trace.margin is None
+    one = search.beam_search_one(model, src[0], beam_size=3, alpha=0.0, margin=1.0)
+    assert one[0][0] == model.ids(["A", "C", "<eos>"])
+
+    default = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0)
+    assert rows(default.tokens) == [model.ids(["B", "<eos>"])]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_pruned_hypotheses_run_no_decoder_rows(alpha):
+    """At every step the decoder runs exactly one row per hypothesis kept at the step before
+    (the trace's "kept" nodes), and a smaller margin never runs more rows in total."""
+    totals = {}
+    for margin in (None, 2.0, 0.5):
+        model = random_model(4, tgt_words=8, max_len=7, hidden=12, scale=2.0)
+        src, lengths = random_batch(model, 6, 4)
+        calls = counting_rows(model)
+        result = search.beam_search(model, src, lengths, beam_size=4, alpha=alpha,
+                                    margin=margin, trace=True)
+        by_step = [sum(sum(n.status == "kept" for n in trace.steps()[t - 1])
+                       for trace in result.traces if len(trace.steps()) > t)
+                   for t in range(1, len(calls) + 1)]
+        assert calls == by_step
+        totals[margin] = sum(calls)
+    assert totals[0.5] <= totals[2.0] <= totals[None]
+    assert totals[0.5] < totals[None]
+
+
+def test_an_infinite_margin_is_the_plain_beam():
+    model = random_model(2, tgt_words=8, max_len=7, hidden=12)
+    src, lengths = random_batch(model, 6, 2)
+    plain = search.beam_search(model, src, lengths, beam_size=4, n_best=2, margin=None)
+    huge = search.beam_search(model, src, lengths, beam_size=4, n_best=2, margin=math.inf)
+    assert torch.equal(plain.tokens, huge.tokens)
+    assert [h for h in plain.nbest] == [h for h in huge.nbest]
 
 
 def _ancestors(trace, node) -> list[int]:
@@ -394,6 +483,15 @@ def test_bad_alpha(tiny, alpha):
         search.beam_search(model, src, lengths, alpha=alpha)
     with pytest.raises(ValueError, match="alpha"):
         search.exhaustive_search(model, src, lengths, max_len=2, alpha=alpha)
+
+
+@pytest.mark.parametrize("margin", [-0.5, float("nan"), "1", True])
+def test_bad_margin(tiny, margin):
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match=r"margin \(the pruning threshold"):
+        search.beam_search(model, src, lengths, margin=margin)
+    with pytest.raises(ValueError, match="margin"):
+        search.beam_search_one(model, src[0], margin=margin)
 
 
 @pytest.mark.parametrize("n_best", [0, 4, 1.0])

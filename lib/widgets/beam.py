@@ -3,7 +3,8 @@
     beam_explorer(model, "I am cold.", beam_size=3)
 
 Drawn from `lib.search.beam_search(..., trace=True).trace`: every step's 2k best candidates,
-which stayed in the beam (blue), which were pruned (grey, dashed), which ended with <eos>
+which stayed in the beam (blue), which were pruned (grey, dashed: beyond the k best, or too far
+below the step's best with the default pruning margin), which ended with <eos>
 (purple), the winner's path (green) and, beside it, the path greedy search takes (orange).
 """
 
@@ -78,7 +79,9 @@ def _captions(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict]) -> li
     """One sentence per step that says what happened, for the readout under the slider."""
     t = cap.trace
     out = [f"Step 0: the beam holds a single hypothesis, &lt;sos&gt;. Each step extends every "
-           f"live hypothesis by every token and keeps the {t['beam_size']} most probable."]
+           f"live hypothesis by every token and keeps the {t['beam_size']} most probable"
+           + ("." if t.get("margin") is None else
+              f", unless they fall more than {t['margin']:g} below the step's best.")]
     best = None
     for step in range(1, 1 + max(n["step"] for n in nodes)):
         here = [n for n in nodes if n["step"] == step]
@@ -266,9 +269,12 @@ class BeamView(View):
                     + button_group("score", [("raw", "log P"), ("norm", "log P / L^α")], "raw",
                                    "scores:"))
         title = "Beam search" + (f" on «{esc(cap.sentence)}»" if cap.sentence else "")
+        margin = t.get("margin")
+        pruning = ("" if margin is None else
+                   f", minus those more than {margin:g} below the step's best (pruned)")
         body = (
             header(title)
-            + f'<p class="s2s-sub">Every step keeps the {k} best hypotheses by log P; a '
+            + f'<p class="s2s-sub">Every step keeps the {k} best hypotheses by log P{pruning}; a '
             f"hypothesis that ends with &lt;eos&gt; leaves the beam and is scored by "
             f"log P / L^α (L = its length, α = {alpha:g}). Boxes show a token and the log P of "
             f"the hypothesis ending there.</p>"
