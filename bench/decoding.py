@@ -8,9 +8,10 @@ machine and its load):
    `search.beam_search_one`, which steps each hypothesis on its own, and the batched code run
    with B = 1) on a random sample of them;
 2. BLEU (sacrebleu, all references) and decoding time for k in {1, 2, 3, 5, 10} (k = 1 is
-   greedy, as in `Seq2Seq.translate`), and BLEU against alpha at k = 5;
-3. how often beam search misses the exhaustive optimum, on small random models whose weights
-   are scaled up so their distributions are peaked (a real vocabulary is far too large).
+   greedy, as in `Seq2Seq.translate`), and BLEU against alpha and the pruning margin at k = 5;
+3. how often beam search (with and without pruning) misses the exhaustive optimum, on small
+   random models whose weights are scaled up so their distributions are peaked (a real
+   vocabulary is far too large).
 
     python bench/decoding.py                      # the reference model (cached or downloaded)
     python bench/decoding.py --checkpoint PATH    # a saved model
@@ -91,8 +92,9 @@ def rows(tokens: torch.Tensor) -> list[list[int]]:
     return [[i for i in row if i != PAD] for row in tokens.tolist()]
 
 
-def decode_all(model, sources, batch_size, k, alpha=None):
-    """Decode every source like Seq2Seq.translate (greedy for k = 1) -> (seconds, id rows)."""
+def decode_all(model, sources, batch_size, k, alpha=None, **options):
+    """Decode every source like Seq2Seq.translate (greedy for k = 1) -> (seconds, id rows).
+    `options` go to beam_search (e.g. margin=None for the beam without pruning)."""
     out: list[list[int]] = [[] for _ in sources]
     seconds = 0.0
     for idx in length_batches(sources, batch_size):
@@ -101,7 +103,7 @@ def decode_all(model, sources, batch_size, k, alpha=None):
             t, ids = timed(model.device, search.greedy, model, src, lengths)
         else:
             t, res = timed(model.device, search.beam_search, model, src, lengths, beam_size=k,
-                           alpha=alpha)
+                           alpha=alpha, **options)
             ids = res.tokens
         seconds += t
         for i, row in zip(idx, rows(ids)):
@@ -124,15 +126,17 @@ def speed(model, sources, args) -> None:
     search.greedy(model, warm_src, warm_lengths)
     search.beam_search(model, warm_src, warm_lengths, beam_size=k)
     search.beam_search_one(model, warm_src[0, :warm_lengths[0]], beam_size=k)
-    greedy_s = beam_s = 0.0
+    greedy_s = beam_s = plain_s = 0.0
     batched = {}
-    for idx in length_batches(sources, args.batch_size):  # interleaved: same load for both
+    for idx in length_batches(sources, args.batch_size):  # interleaved: same load for all
         src, lengths = model.prepare([sources[i] for i in idx])
         t, _ = timed(dev, search.greedy, model, src, lengths)
         greedy_s += t
         t, res = timed(dev, search.beam_search, model, src, lengths, beam_size=k)
         beam_s += t
         batched.update(zip(idx, rows(res.tokens)))
+        t, _ = timed(dev, search.beam_search, model, src, lengths, beam_size=k, margin=None)
+        plain_s += t
     sample = random.Random(0).sample(range(len(sources)), min(args.one_at_a_time,
                                                               len(sources)))
     ref_s = single_s = 0.0
@@ -147,7 +151,8 @@ def speed(model, sources, args) -> None:
 
     n, m = len(sources), len(sample)
     print(f"1. Speed: {n} test sources in length-sorted batches of {args.batch_size}; "
-          f"beam k={k}, alpha={search.DEFAULT_ALPHA}, max_len={model.config.max_tgt_len}")
+          f"beam k={k}, alpha={search.DEFAULT_ALPHA}, margin={search.DEFAULT_MARGIN}, "
+          f"max_len={model.config.max_tgt_len}")
 
     def line(name, seconds, count):
         print(f"   {name:<58} {seconds / count * 1e3:9.1f} ms/sentence "
@@ -155,6 +160,7 @@ def speed(model, sources, args) -> None:
 
     line("batched greedy", greedy_s, n)
     line(f"batched beam-{k}", beam_s, n)
+    line(f"batched beam-{k} without pruning (margin=None)", plain_s, n)
     line(f"beam-{k} one at a time: readable reference (beam_search_one)", ref_s, m)
     line(f"beam-{k} one at a time: batched code with B = 1", single_s, m)
     speedup = (ref_s / m) / (beam_s / n)
@@ -165,6 +171,7 @@ def speed(model, sources, args) -> None:
     print(f"   batched beam-{k} vs one at a time (B = 1):     {speedup_b1:6.1f}x faster")
     print(f"   batched beam-{k} time / batched greedy time:   {ratio:6.2f}x          target "
           f"<= {TARGET_GREEDY_RATIO:.0f}x: {'met' if ratio <= TARGET_GREEDY_RATIO else 'NOT met'}")
+    print(f"   (without pruning, margin=None: {plain_s / greedy_s:.2f}x greedy's time)")
     print(f"   same answer from all three beam-{k} runs: {agree}/{m} sampled sentences\n")
 
 
@@ -180,8 +187,8 @@ def quality(model, pairs, args) -> None:
           f"{' (a random model: BLEU is meaningless)' if args.random_model else ''}")
     print(f"   {'decoder':<26} {'BLEU':>6} {'seconds':>8} {'ms/sentence':>12} {'mean length':>12}")
 
-    def report(name, k, alpha=None):
-        seconds, ids = decode_all(model, sources, args.batch_size, k, alpha)
+    def report(name, k, alpha=None, **options):
+        seconds, ids = decode_all(model, sources, args.batch_size, k, alpha, **options)
         bleu = sacrebleu_score(texts(model, ids), refs).score
         length = statistics.mean(len(r) for r in ids)
         print(f"   {name:<26} {bleu:6.2f} {seconds:8.1f} {seconds / len(ids) * 1e3:12.1f} "
@@ -191,6 +198,8 @@ def quality(model, pairs, args) -> None:
         report("greedy (k=1)" if k == 1 else f"beam k={k}, alpha={search.DEFAULT_ALPHA}", k)
     for alpha in args.alphas:
         report(f"beam k=5, alpha={alpha}", 5, alpha)
+    for margin in args.margins:
+        report(f"beam k=5, margin={margin}", 5, search.DEFAULT_ALPHA, margin=margin)
     print()
 
 
@@ -211,9 +220,10 @@ def optimum(args) -> None:
           f"(hidden 32, target vocabulary {words} words + <unk> + <eos>, weights x3 for peaked "
           f"distributions; not trained), {n} random sources each, max_len {max_len} "
           f"({count:,} sequences per sentence)")
-    print(f"   {'':10}" + "".join(f"{f'k={k}':>18}" for k in args.optimum_ks))
-    g = torch.Generator().manual_seed(0)
-    for alpha in (0.0, search.DEFAULT_ALPHA, 1.0):
+    print(f"   {'':22}" + "".join(f"{f'k={k}':>18}" for k in args.optimum_ks))
+    for alpha, margin in [(a, m) for a in sorted({0.0, search.DEFAULT_ALPHA, 1.0})
+                          for m in (None, search.DEFAULT_MARGIN)]:
+        g = torch.Generator().manual_seed(0)  # the same sources for every row
         missed = {k: 0 for k in args.optimum_ks}
         gaps = {k: [] for k in args.optimum_ks}
         total = 0
@@ -225,7 +235,8 @@ def optimum(args) -> None:
             best = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha).scores
             total += n
             for k in args.optimum_ks:
-                got = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha).scores
+                got = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha,
+                                         margin=margin).scores
                 miss = got < best - 1e-5
                 missed[k] += int(miss.sum())
                 gaps[k] += (best - got)[miss].tolist()
@@ -233,7 +244,8 @@ def optimum(args) -> None:
         for k in args.optimum_ks:
             gap = f"({statistics.mean(gaps[k]):.2f})" if gaps[k] else ""
             cells.append(f"{100 * missed[k] / total:5.1f}% {gap:>6}")
-        print(f"   alpha={alpha:<4}" + "".join(f"{c:>18}" for c in cells))
+        print(f"   alpha={alpha:<4} margin={str(margin):<4}"
+              + "".join(f"{c:>18}" for c in cells))
     print("   (share of sentences where the beam's normalised score is below the optimum, and in "
           "brackets the mean shortfall of those misses)\n")
 
@@ -253,6 +265,10 @@ def main(argv=None) -> None:
                         default=[1, 2, 3, 5, 10])
     parser.add_argument("--alphas", type=lambda s: [float(x) for x in s.split(",") if x],
                         default=[0.0, 0.6, 1.0], help="alphas to compare at k=5 ('' for none)")
+    parser.add_argument("--margins", default=[None, 3.0, 1.0],
+                        type=lambda s: [None if x == "none" else float(x)
+                                        for x in s.split(",") if x],
+                        help="pruning margins to compare at k=5 ('none': no pruning; '' for none)")
     parser.add_argument("--optimum-models", type=int, default=5)
     parser.add_argument("--optimum-sentences", type=int, default=100)
     parser.add_argument("--optimum-ks", type=lambda s: [int(x) for x in s.split(",")],

@@ -117,3 +117,17 @@ def greedy_loses_table() -> dict[tuple[str, ...], dict[str, float]]:
         ("A",): {"C": 0.4, "D": 0.35, "<eos>": 0.25},
         ("B",): {"C": 0.9, "<eos>": 0.1},
     }
+
+
+def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
+    """After one token B (0.24) is far behind A (0.76), yet B <eos> (0.24) beats every
+    continuation of A (the best is A C <eos>, 0.76 * 0.6 * 0.5 = 0.228). Beam k = 3 finds
+    B <eos>; with a pruning margin of 1 (0.24 < 0.76 / e) B leaves the beam at step 1 and the
+    answer is A C <eos>; the default margin 2 keeps B (0.24 > 0.76 / e^2)."""
+    return {
+        (): {"A": 0.76, "B": 0.24},
+        ("B",): {"<eos>": 1.0},
+        ("A",): {"C": 0.6, "D": 0.4},
+        ("A", "C"): {"<eos>": 0.5, "E": 0.3, "F": 0.2},
+        ("A", "D"): {"E": 0.5, "F": 0.5},
+    }

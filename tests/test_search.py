@@ -19,7 +19,7 @@ import torch
 from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 from lib.model import ModelConfig, Seq2Seq
-from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+from lib.toy import TableModel, greedy_loses_table, pruning_table, walkthrough_table
 
 ALPHAS = [0.0, 0.6, 1.0]
 
@@ -276,16 +276,6 @@ def test_walkthrough_k2_three_steps(alpha, winner, p):
     assert ab.raw == pytest.approx(math.log(0.14))
     assert ab.score == pytest.approx(math.log(0.14) / 2 ** alpha)
     assert [n.status for n in by_step[1]] == ["kept", "kept", "pruned", "pruned"]
-
-
-def pruning_table() -> dict:
-    """B (0.24) is far behind A (0.76) after one token, but B <eos> (0.24) beats every
-    continuation of A (the best is A C <eos>, 0.76 * 0.6 * 0.5 = 0.228)."""
-    return {(): {"A": 0.76, "B": 0.24},
-            ("B",): {"<eos>": 1.0},
-            ("A",): {"C": 0.6, "D": 0.4},
-            ("A", "C"): {"<eos>": 0.5, "E": 0.3, "F": 0.2},
-            ("A", "D"): {"E": 0.5, "F": 0.5}}
 
 
 def counting_rows(model) -> list[int]:
