@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -28,6 +29,7 @@ class TrainConfig:
     weight_decay: float = 0.0
     teacher_forcing: float = 1.0  # probability of feeding the true previous token
     label_smoothing: float = 0.0  # share of each target's probability spread over all tokens
+    ema: float = 0.0  # decay of a moving average of the weights, evaluated and returned; 0: off
     seed: int = 0
     eval_every: int = 0  # steps between validation BLEU checks; 0: at the end of each epoch
     eval_sentences: int = 500  # validation sentences used for those checks
@@ -55,6 +57,52 @@ class History:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class WeightAverage:
+    """An exponential moving average of a model's parameters (Polyak & Juditsky 1992).
+
+    With a high learning rate the weights jitter around a good point; their average sits
+    closer to it, so it usually scores higher than the last weights, at no extra training.
+    After update n: avg <- d * avg + (1 - d) * weights, with d = min(decay, (1 + n) / (10 + n))
+    so that the first updates follow the fast-changing early weights closely.
+    """
+
+    def __init__(self, model, decay: float):
+        if not 0.0 < decay < 1.0:
+            raise ValueError(f"ema (the weight-average decay) must be in (0, 1), got {decay!r}")
+        self.decay, self.updates = decay, 0
+        self.params = list(model.parameters())
+        self.average = [p.detach().clone() for p in self.params]
+
+    @torch.no_grad()
+    def update(self) -> None:
+        self.updates += 1
+        d = min(self.decay, (1 + self.updates) / (10 + self.updates))
+        for a, p in zip(self.average, self.params):
+            a.lerp_(p, 1.0 - d)  # a + (1 - d) * (p - a)
+
+    @torch.no_grad()
+    def copy_to_model(self) -> None:
+        for a, p in zip(self.average, self.params):
+            p.copy_(a)
+
+    @contextmanager
+    def applied(self):
+        """Temporarily put the averaged weights into the model (e.g. to evaluate it)."""
+        saved = [p.detach().clone() for p in self.params]
+        self.copy_to_model()
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for s, p in zip(saved, self.params):
+                    p.copy_(s)
+
+
+@contextmanager
+def _nothing():
+    yield
 
 
 def seed_everything(seed: int) -> None:
@@ -105,6 +153,8 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
 
     Same seed, same data, same device and thread count -> bit-identical weights on the CPU.
     `on_eval(model, history)` is called after each validation check (e.g. to log or snapshot).
+    With `config.ema` > 0 the validation checks, `on_eval` and the returned model use the
+    moving average of the weights (`WeightAverage`) instead of the last weights.
     """
     from tqdm.auto import tqdm
 
@@ -120,6 +170,7 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
     fused = {"fused": True} if device.type in ("cpu", "cuda") else {}
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
                            **fused)
+    average = WeightAverage(model, config.ema) if config.ema else None
     hist = History()
     step, seen, running = 0, 0, None
     start = time.perf_counter()
@@ -141,6 +192,8 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
             opt.step()
+            if average is not None:
+                average.update()
             step += 1
             seen += batch.n_tokens
             value = loss.item()
@@ -156,13 +209,16 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
             end_of_epoch = step % per_epoch == 0 or step == total
             due = step % config.eval_every == 0 if config.eval_every else end_of_epoch
             if valid_pairs and due:
-                bleu = evaluate_bleu(model, valid_pairs[:config.eval_sentences])
-                hist.eval_step.append(step)
-                hist.eval_seconds.append(time.perf_counter() - start)
-                hist.valid_bleu.append(bleu)
-                bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
-                if on_eval is not None:
-                    on_eval(model, hist)
+                with average.applied() if average is not None else _nothing():
+                    bleu = evaluate_bleu(model, valid_pairs[:config.eval_sentences])
+                    hist.eval_step.append(step)
+                    hist.eval_seconds.append(time.perf_counter() - start)
+                    hist.valid_bleu.append(bleu)
+                    bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
+                    if on_eval is not None:
+                        on_eval(model, hist)
     bar.close()
+    if average is not None:
+        average.copy_to_model()
     model.eval()
     return hist

@@ -87,7 +87,7 @@ def test_each_page_has_one_source():
 
 
 def test_ruff():
-    targets = [d for d in ("lib", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
+    targets = [d for d in ("lib", "tests", "bench", "scripts", "book") if (ROOT / d).is_dir()]
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", *targets], capture_output=True, text=True, cwd=ROOT
     )

@@ -87,6 +87,82 @@ def test_same_seed_gives_identical_weights_and_checkpoint(teacher_forcing, tmp_p
 
 
 # ---------------------------------------------------------------------------------------------
+# The moving average of the weights
+# ---------------------------------------------------------------------------------------------
+
+
+def test_weight_average_by_hand():
+    layer = torch.nn.Linear(1, 1, bias=False)
+    layer.weight.data.fill_(1.0)
+    avg = tr.WeightAverage(layer, decay=0.9)
+    layer.weight.data.fill_(3.0)
+    avg.update()  # d = min(0.9, 2 / 11): 2/11 * 1 + 9/11 * 3
+    assert avg.average[0].item() == pytest.approx(2 / 11 + 27 / 11)
+    expected = 2 / 11 + 27 / 11
+    for n, w in enumerate([-1.0, 2.0, 5.0] + [4.0] * 100, start=2):
+        layer.weight.data.fill_(w)
+        avg.update()
+        d = min(0.9, (1 + n) / (10 + n))  # reaches 0.9 from n = 80 on
+        expected = d * expected + (1 - d) * w
+        assert avg.average[0].item() == pytest.approx(expected)
+    with avg.applied():
+        assert layer.weight.item() == pytest.approx(expected)
+    assert layer.weight.item() == 4.0  # the last weights are back
+    avg.copy_to_model()
+    assert layer.weight.item() == pytest.approx(expected)
+
+
+def test_training_with_ema_returns_and_evaluates_the_average(monkeypatch):
+    """The average is computed from the weights after every step (recorded here), the
+    validation checks and on_eval see it, and it never feeds back into training: the last
+    weights are those of the same run without it."""
+    after_step, averages = [], []
+    update = tr.WeightAverage.update
+
+    def recording(self):
+        after_step.append([p.detach().clone() for p in self.params])
+        update(self)
+        averages.append([a.clone() for a in self.average])
+
+    monkeypatch.setattr(tr.WeightAverage, "update", recording)
+    seen_by_eval = []
+
+    def on_eval(model, hist):
+        seen_by_eval.append((hist.eval_step[-1], [p.detach().clone() for p in model.parameters()]))
+
+    decay = 0.5
+    model = tiny_model()
+    start = [p.detach().clone() for p in model.parameters()]
+    tr.train(model, EXAMPLES, quick(ema=decay, eval_every=4), valid_pairs=ev_pairs(),
+             device="cpu", progress=False, on_eval=on_eval)
+    expected = start
+    for n, weights in enumerate(after_step, start=1):
+        d = min(decay, (1 + n) / (10 + n))
+        expected = [d * e + (1 - d) * w for e, w in zip(expected, weights)]
+    got = list(model.parameters())
+    assert all(torch.allclose(g, e, atol=1e-6) for g, e in zip(got, expected))
+    assert seen_by_eval and all(
+        all(torch.equal(p, a) for p, a in zip(params, averages[step - 1]))
+        for step, params in seen_by_eval)
+
+    plain = tiny_model()
+    tr.train(plain, EXAMPLES, quick(eval_every=4), valid_pairs=ev_pairs(), device="cpu",
+             progress=False)
+    assert all(torch.equal(p, w) for p, w in zip(plain.parameters(), after_step[-1]))
+    assert not all(torch.equal(p, g) for p, g in zip(plain.parameters(), got))
+
+
+@pytest.mark.parametrize("ema", [1.0, -0.1, 1.5])
+def test_bad_ema_is_refused(ema):
+    with pytest.raises(ValueError, match=r"ema \(the weight-average decay\)"):
+        tr.train(tiny_model(), EXAMPLES, quick(ema=ema), device="cpu", progress=False)
+
+
+def ev_pairs():
+    return [(en, [fr]) for en, fr in PAIRS[:3]]
+
+
+# ---------------------------------------------------------------------------------------------
 # batch_loss: the fast path, the stepping path and the coins
 # ---------------------------------------------------------------------------------------------
 
