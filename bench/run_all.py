@@ -8,6 +8,8 @@ figure in BENCHMARKS.md comes from this run's results (`_build/bench/results.jso
     python bench/run_all.py                        # full run (cold book build included)
     python bench/run_all.py --skip-cold            # without the ~20-minute cold build
     python bench/run_all.py --quick --skip-cold    # short caps: proves the harness works
+
+If a part fails, the figures of the parts before it stay in _build/bench/results.partial.json.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ def machine(threads: int) -> dict:
             "torch": torch.__version__, "load_start": os.getloadavg()[0]}
 
 
+def keep(results: dict) -> None:
+    """Write the figures so far, so that a part failing later does not lose them."""
+    (OUT / "results.partial.json").write_text(json.dumps(results, indent=1))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-cold", action="store_true", help="skip the cold book build")
@@ -112,6 +119,8 @@ def main() -> None:
         "length, so its batches carry more padding); Adam at our peak rate with our warm-up, "
         "then inverse-sqrt decay (JoeyNMT has no cosine schedule); same clipping and dropout.")
 
+    keep(results)
+
     # 2. time to BLEU 20 (the models are kept for decoding)
     extra = ["--eval-every", eval_every] if eval_every else []
     ttb_ours = run_json([py, BENCH / "time_to_bleu.py", "--minutes", minutes, *extra])
@@ -120,6 +129,8 @@ def main() -> None:
     results["time_to_bleu"] = {"ours": ttb_ours, "joeynmt": ttb_joey, "target": 20.0,
                                "sentences": reference.DATA.n_test,
                                "eval_every": ttb_ours["eval_every"]}
+
+    keep(results)
 
     # 3. decoding
     dec_repeats = 1 if quick else 3
@@ -135,11 +146,15 @@ def main() -> None:
                  "GNMT's ((5 + length) / 6)^alpha, both with lib.search.DEFAULT_ALPHA; "
                  "maximum output length 40 for both."}
 
+    keep(results)
+
     # 4. BLEU implementations (the bench venv has torchmetrics)
     b = run_json([bench_py, BENCH / "bleu_speed.py", "--repeats", 3 if quick else 7])
     b["speedup"] = b["corpus"]["sacrebleu_s"] / b["corpus"]["lib_s"]
     b["sentence_speedup"] = b["sentence"]["sacrebleu_s"] / b["sentence"]["lib_s"]
     results["bleu"] = b
+
+    keep(results)
 
     # 5. the book
     if args.skip_book:
@@ -164,6 +179,7 @@ def main() -> None:
                 f"{minutes:g} min with checks every {ttb_ours['eval_every']} steps, "
                 f"{dec_repeats} decoding repeat(s)"}
     results_file.write_text(json.dumps(results, indent=1))
+    (OUT / "results.partial.json").unlink(missing_ok=True)
     args.out.write_text(report.render(results))
     print(f"wrote {args.out} (results in {results_file})", file=sys.stderr)
 
