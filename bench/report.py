@@ -160,6 +160,12 @@ def _section_training(r: dict) -> list[str]:
         "|---|---|---|",
         f"| ours (lib.train's step) | {fig(t, 'ours_median'):,.0f} | "
         + ", ".join(f"{x:,.0f}" for x in fig(t, "ours")) + " |",
+    ]
+    if t.get("ours_full_softmax") and t.get("shortlist"):
+        lines.append("| ours with the full softmax (no shortlist) | "
+                     f"{statistics.median(t['ours_full_softmax']):,.0f} | "
+                     + ", ".join(f"{x:,.0f}" for x in t["ours_full_softmax"]) + " |")
+    lines += [
         f"| JoeyNMT 2.3.0 | {fig(t, 'joeynmt_median'):,.0f} | "
         + ", ".join(f"{x:,.0f}" for x in fig(t, "joeynmt")) + " |",
         f"| ratio ours / JoeyNMT | {fig(t, 'ratio'):.2f}x | |",

@@ -6,7 +6,10 @@
 
 Utilisation counts the matrix-multiply FLOPs the model must do (GRU gates and the prediction
 head, forward and backward = 3x forward) per second, divided by the peak a large fp32 matmul
-reaches on the same cores in the same run.
+reaches on the same cores in the same run. The reference trains with a shortlist softmax
+(`TrainConfig.shortlist`, `samples`), so its head multiplies only the rows of the listed and
+drawn words, and the FLOPs count those; the same run also times the full softmax, the peer
+the shortlist must beat.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib import reference  # noqa: E402
 from lib.data import load_corpus, make_batches  # noqa: E402
+from lib.head import shortlist_ids  # noqa: E402
 from lib.model import ModelConfig, Seq2Seq  # noqa: E402
 from lib.train import batch_loss  # noqa: E402
 
@@ -43,17 +47,29 @@ def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
     return best
 
 
-def matmul_flops(cfg: ModelConfig, src_tokens: int, tgt_tokens: int) -> float:
-    """Forward+backward matmul FLOPs for a batch with these numbers of (padded) tokens."""
+def matmul_flops(cfg: ModelConfig, src_tokens: int, tgt_tokens: int,
+                 head_tokens: int | None = None, head_words: int | None = None) -> float:
+    """Forward+backward matmul FLOPs for a batch with these numbers of (padded) tokens.
+
+    The head multiplies `head_tokens` states (default: all target positions) by `head_words`
+    rows of W_p (default: the whole vocabulary; a shortlist uses fewer of both).
+    """
     H, E, L = cfg.hidden_size, cfg.emb_dim, cfg.num_layers
     enc = 3 * H * (E + H) + (L - 1) * 3 * H * (2 * H)  # multiply-adds per source token
     dec_in = E + (H if cfg.feed_context else 0)
-    dec = 3 * H * (dec_in + H) + (L - 1) * 3 * H * (2 * H) + H * cfg.tgt_vocab_size
-    return 3 * 2 * (enc * src_tokens + dec * tgt_tokens)
+    dec = 3 * H * (dec_in + H) + (L - 1) * 3 * H * (2 * H)
+    head = H * (head_words or cfg.tgt_vocab_size) * (tgt_tokens if head_tokens is None
+                                                      else head_tokens)
+    return 3 * 2 * (enc * src_tokens + dec * tgt_tokens + head)
 
 
-def throughput(steps: int, warmup: int = 5) -> dict:
-    """Train the reference configuration for `steps` batches; tokens/s and achieved GFLOP/s."""
+def throughput(steps: int, warmup: int = 5, shortlist: int | None = None) -> dict:
+    """Train the reference configuration for `steps` batches; tokens/s and achieved GFLOP/s.
+
+    shortlist: None takes the reference's own (`reference.TRAIN.shortlist`), 0 the full softmax.
+    """
+    shortlist = reference.TRAIN.shortlist if shortlist is None else shortlist
+    samples = reference.TRAIN.samples if shortlist else 0
     corpus = load_corpus(reference.DATA)
     cfg = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **reference.MODEL)
     torch.manual_seed(0)
@@ -65,13 +81,19 @@ def throughput(steps: int, warmup: int = 5) -> dict:
         if i == warmup:
             start = time.perf_counter()
             tokens = flops = 0.0
-        loss = batch_loss(model, b)
+        loss = batch_loss(model, b, label_smoothing=reference.TRAIN.label_smoothing,
+                          shortlist=shortlist, samples=samples)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), reference.TRAIN.clip)
         opt.step()
         tokens += b.n_tokens
-        flops += matmul_flops(cfg, b.src.numel(), b.tgt_out.numel())
+        if shortlist:
+            n = min(shortlist, cfg.tgt_vocab_size)  # + the drawn rare words (a few are targets)
+            words = len(shortlist_ids(b.tgt_out, n)) + min(samples, cfg.tgt_vocab_size - n)
+            flops += matmul_flops(cfg, b.src.numel(), b.tgt_out.numel(), b.n_tokens, words)
+        else:
+            flops += matmul_flops(cfg, b.src.numel(), b.tgt_out.numel())
     seconds = time.perf_counter() - start
     return {"tokens_per_s": tokens / seconds, "gflops": flops / seconds / 1e9,
             "params": sum(p.numel() for p in model.parameters()), "config": cfg}
@@ -86,12 +108,15 @@ def main() -> None:
     args = p.parse_args()
     print(f"machine : {cpu_model()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f}")
-    peaks, runs = [], []
-    for _ in range(args.repeats):  # interleave so both see the same machine state
+    peaks, runs, full = [], [], []
+    for _ in range(args.repeats):  # interleave so all see the same machine state
         peaks.append(matmul_peak())
         runs.append(throughput(args.steps))
+        if reference.TRAIN.shortlist:
+            full.append(throughput(args.steps, shortlist=0))
     peak = statistics.median(peaks)
     tps = statistics.median(r["tokens_per_s"] for r in runs)
+    tps_full = statistics.median(r["tokens_per_s"] for r in full) if full else tps
     gflops = statistics.median(r["gflops"] for r in runs)
     cfg = runs[0]["config"]
     print(f"model   : {runs[0]['params'] / 1e6:.1f} M parameters, hidden {cfg.hidden_size}, "
@@ -99,12 +124,18 @@ def main() -> None:
           f"batch {reference.TRAIN.batch_size}, feed_context={cfg.feed_context}")
     print(f"matmul peak (2048^2 fp32, best of 10, median of {args.repeats}): {peak:.1f} GFLOP/s")
     print(f"training: {tps:.0f} target tokens/s, {gflops:.1f} GFLOP/s of matmul work "
-          f"(median of {args.repeats} x {args.steps} steps)")
+          f"(median of {args.repeats} x {args.steps} steps; "
+          f"shortlist {reference.TRAIN.shortlist or 'off'}, "
+          f"{reference.TRAIN.samples} rare words drawn per step)")
+    if full:
+        print(f"full softmax (shortlist off), same run: {tps_full:.0f} target tokens/s; "
+              f"the shortlist trains {tps / tps_full:.2f}x as fast")
     print(f"utilisation: {100 * gflops / peak:.1f} % of the measured matmul peak "
           f"(target >= 30 %)")
     if args.json:
         args.json.write_text(json.dumps({
-            "tokens_per_s": tps, "gflops": gflops, "peak_gflops": peak,
+            "tokens_per_s": tps, "tokens_per_s_full_softmax": tps_full,
+            "shortlist": reference.TRAIN.shortlist, "gflops": gflops, "peak_gflops": peak,
             "utilisation": gflops / peak, "steps": args.steps, "repeats": args.repeats,
             "params": runs[0]["params"], "threads": torch.get_num_threads(),
             "batch_size": reference.TRAIN.batch_size, "model": reference.MODEL}))

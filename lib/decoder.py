@@ -37,15 +37,21 @@ class Decoder(nn.Module):
             return emb
         return torch.cat([emb, context.unsqueeze(1).expand(-1, tokens.size(1), -1)], dim=-1)
 
-    def forward(self, tgt_in: torch.Tensor, state: torch.Tensor, context: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Teacher-forced pass over a whole target in one GRU call.
+    def features(self, tgt_in: torch.Tensor, state: torch.Tensor, context: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The top layer's states s_t^L, as the head reads them (after dropout), in one GRU call.
 
         tgt_in (B, T) = <sos> y_1 .. y_{T-1}; state (L, B, H); context (B, H)
-        -> logits (B, T, V), final state (L, B, H)
+        -> states (B, T, H), final state (L, B, H)
         """
         states, state = self.rnn(self._inputs(tgt_in, context), state)  # (B, T, H)
-        return self.head(self.dropout(states)), state
+        return self.dropout(states), state
+
+    def forward(self, tgt_in: torch.Tensor, state: torch.Tensor, context: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher-forced pass over a whole target: logits (B, T, V), final state (L, B, H)."""
+        states, state = self.features(tgt_in, state, context)  # (B, T, H)
+        return self.head(states), state
 
     def step(self, prev: torch.Tensor, state: torch.Tensor, context: torch.Tensor
              ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -13,7 +13,7 @@ import torch
 from lib.data import Batch, make_batches
 from lib.device import pick_device
 from lib.evaluate import evaluate_bleu
-from lib.head import masked_cross_entropy
+from lib.head import masked_cross_entropy, shortlist_cross_entropy
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,21 @@ class TrainConfig:
     weight_decay: float = 0.0
     teacher_forcing: float = 1.0  # probability of feeding the true previous token
     label_smoothing: float = 0.0  # share of each target's probability spread over all tokens
+    shortlist: int = 0  # softmax over the N most frequent words + the batch's (head.py); 0: all
+    samples: int = 0  # rare words drawn into that softmax at each step (sampled softmax)
     ema: float = 0.0  # decay of a moving average of the weights, evaluated and returned; 0: off
     seed: int = 0
     eval_every: int = 0  # steps between validation BLEU checks; 0: at the end of each epoch
     eval_sentences: int = 500  # validation sentences used for those checks
+
+    def __post_init__(self):
+        for name in ("shortlist", "samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0 (0: off), got {value!r}")
+        if self.samples and not self.shortlist:
+            raise ValueError("samples (rare words drawn into the shortlist softmax) needs a "
+                             "shortlist > 0")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,11 +111,6 @@ class WeightAverage:
                     p.copy_(s)
 
 
-@contextmanager
-def _nothing():
-    yield
-
-
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
@@ -121,30 +127,39 @@ def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
 
 def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
                generator: torch.Generator | None = None,
-               label_smoothing: float = 0.0) -> torch.Tensor:
+               label_smoothing: float = 0.0, shortlist: int = 0, samples: int = 0
+               ) -> torch.Tensor:
     """Mean cross-entropy per target token of one batch.
 
     With teacher_forcing == 1 the whole target runs through the decoder GRU in one call.
     Below 1 the decoder must step: at each step and for each sentence, a coin with
     P(heads) = teacher_forcing decides between the true previous token and the model's own
-    previous prediction.
+    previous prediction. With `shortlist` > 0 the softmax runs over the shortlist (plus
+    `samples` rare words drawn at random: `lib.head.shortlist_cross_entropy`); the model's own
+    predictions still use every word.
     """
-    if teacher_forcing >= 1.0:
-        logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
-        return masked_cross_entropy(logits, batch.tgt_out, label_smoothing=label_smoothing)
+    head = model.decoder.head
     _, state, context = model.encode(batch.src, batch.src_lengths)
-    B, T = batch.tgt_in.shape
-    prev = batch.tgt_in[:, 0]  # (B,) all <sos>
-    steps = []
-    for t in range(T):
-        logits, state = model.decoder.step(prev, state, context)  # (B, V)
-        steps.append(logits)
-        if t + 1 < T:
-            coin = torch.rand(B, generator=generator, device="cpu") < teacher_forcing
-            own = logits.argmax(-1)
-            prev = torch.where(coin.to(own.device), batch.tgt_in[:, t + 1], own)
-    return masked_cross_entropy(torch.stack(steps, dim=1), batch.tgt_out,
-                                label_smoothing=label_smoothing)
+    if teacher_forcing >= 1.0:
+        states, _ = model.decoder.features(batch.tgt_in, state, context)  # (B, T, H)
+    else:
+        B, T = batch.tgt_in.shape
+        prev = batch.tgt_in[:, :1]  # (B, 1) all <sos>
+        steps = []
+        for t in range(T):
+            s, state = model.decoder.features(prev, state, context)  # (B, 1, H)
+            steps.append(s)
+            if t + 1 < T:
+                coin = torch.rand(B, generator=generator, device="cpu") < teacher_forcing
+                with torch.no_grad():
+                    own = head(s).argmax(-1)  # (B, 1) the model's own next word
+                prev = torch.where(coin.to(own.device).unsqueeze(1),
+                                   batch.tgt_in[:, t + 1:t + 2], own)
+        states = torch.cat(steps, dim=1)  # (B, T, H)
+    if shortlist:
+        return shortlist_cross_entropy(head, states, batch.tgt_out, shortlist,
+                                       label_smoothing=label_smoothing, samples=samples)
+    return masked_cross_entropy(head(states), batch.tgt_out, label_smoothing=label_smoothing)
 
 
 def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
@@ -187,7 +202,7 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
             for g in opt.param_groups:
                 g["lr"] = lr
             loss = batch_loss(model, batch, config.teacher_forcing, coin_gen,
-                              config.label_smoothing)
+                              config.label_smoothing, config.shortlist, config.samples)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -209,7 +224,7 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
             end_of_epoch = step % per_epoch == 0 or step == total
             due = step % config.eval_every == 0 if config.eval_every else end_of_epoch
             if valid_pairs and due:
-                with average.applied() if average is not None else _nothing():
+                with average.applied() if average is not None else nullcontext():
                     bleu = evaluate_bleu(model, valid_pairs[:config.eval_sentences])
                     hist.eval_step.append(step)
                     hist.eval_seconds.append(time.perf_counter() - start)

@@ -70,6 +70,14 @@ def test_every_figure_is_rendered():
     assert "Short run" not in md
 
 
+def test_the_full_softmax_row_appears_with_a_shortlist():
+    assert "full softmax" not in report.render(RESULTS)  # older results: no such row
+    results = copy.deepcopy(RESULTS)
+    results["throughput"].update(shortlist=1000, ours_full_softmax=[3300.0, 3100.0, 3250.0])
+    md = report.render(results)
+    assert "| ours with the full softmax (no shortlist) | 3,250 | 3,300, 3,100, 3,250 |" in md
+
+
 @pytest.mark.parametrize("path", ["throughput.ratio", "machine.cpu", "decoding.ratio_beam5",
                                   "bleu.torchmetrics_plain.torchmetrics_score",
                                   "book.warm.build_s", "time_to_bleu.ours.best_bleu"])

@@ -1,5 +1,5 @@
-"""lib.head: the prediction head (eq. 6, 8) and the masked cross-entropy (eq. 7), checked against
-hand computations with padding present."""
+"""lib.head: the prediction head (eq. 6, 8), the masked cross-entropy (eq. 7) and the shortlist
+softmax of training, checked against hand computations with padding present."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lib.data import PAD
-from lib.head import PredictionHead, masked_cross_entropy
+from lib.head import PredictionHead, masked_cross_entropy, shortlist_cross_entropy, shortlist_ids
 
 # One sentence of 3 real tokens and one of 1, padded to T = 3, over a vocabulary of 5.
 # Real positions carry logits log([1, 2, 3, 4, 10]) so that P = [1, 2, 3, 4, 10] / 20 exactly.
@@ -158,3 +158,125 @@ def test_head_is_one_linear_map_and_argmax_needs_no_softmax():
     torch.testing.assert_close(probs.sum(-1), torch.ones(4, 6))
     assert torch.equal(logits.argmax(-1), probs.argmax(-1))  # softmax is monotonic
     torch.testing.assert_close(head(states[0, 0]), logits[0, 0])  # any leading shape
+
+
+# ---------------------------------------------------------------------------------------------
+# The shortlist softmax used in training
+# ---------------------------------------------------------------------------------------------
+
+
+def _shortlist_case(seed=0):
+    """A head of V = 9 words, a padded batch whose real targets are {1, 3, 5, 7}."""
+    g = torch.Generator().manual_seed(seed)
+    head = PredictionHead(6, 9).double()
+    with torch.no_grad():
+        head.proj.weight.copy_(torch.randn(9, 6, generator=g, dtype=torch.float64))
+        head.proj.bias.copy_(torch.randn(9, generator=g, dtype=torch.float64))
+    states = torch.randn(2, 3, 6, generator=g, dtype=torch.float64, requires_grad=True)
+    targets = torch.tensor([[5, 1, 7], [3, PAD, PAD]])
+    return head, states, targets
+
+
+def test_shortlist_ids_are_the_common_words_plus_the_targets():
+    _, _, targets = _shortlist_case()
+    assert shortlist_ids(targets, 3).tolist() == [0, 1, 2, 3, 5, 7]
+    assert shortlist_ids(targets, 6).tolist() == [0, 1, 2, 3, 4, 5, 7]
+    assert shortlist_ids(torch.tensor([[8, PAD]]), 2).tolist() == [0, 1, 8]
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.2])
+def test_shortlist_loss_is_a_softmax_over_the_listed_words_only(eps):
+    head, states, targets = _shortlist_case()
+    listed = [0, 1, 2, 3, 5, 7]  # shortlist 3: ids 0..2, plus the targets 3, 5, 7 (1 is in)
+    terms = []
+    for b in range(2):
+        for t in range(3):
+            y = int(targets[b, t])
+            if y == PAD:
+                continue
+            z = (head.proj.weight @ states[b, t] + head.proj.bias).tolist()  # eq. 6, all V
+            row = [z[v] for v in listed]
+            m = max(row)
+            log_z = m + math.log(sum(math.exp(v - m) for v in row))
+            nll = -(z[y] - log_z)
+            uniform = sum(-(v - log_z) for v in row) / len(row)
+            terms.append((1 - eps) * nll + eps * uniform)
+    got = shortlist_cross_entropy(head, states, targets, 3, label_smoothing=eps)
+    assert got.item() == pytest.approx(sum(terms) / 4, rel=1e-12)  # 4 real tokens
+    # more words in the denominator: the restricted loss is the smaller one
+    if eps == 0.0:
+        assert got.item() < masked_cross_entropy(head(states), targets).item()
+
+
+@pytest.mark.parametrize("shortlist", [9, 50])
+def test_a_shortlist_covering_the_vocabulary_is_the_full_loss(shortlist):
+    head, states, targets = _shortlist_case(1)
+    got = shortlist_cross_entropy(head, states, targets, shortlist, label_smoothing=0.1)
+    full = masked_cross_entropy(head(states), targets, label_smoothing=0.1)
+    assert got.item() == pytest.approx(full.item(), rel=1e-12)
+    g_got = torch.autograd.grad(got, [states, head.proj.weight, head.proj.bias])
+    g_full = torch.autograd.grad(full, [states, head.proj.weight, head.proj.bias])
+    for a, b in zip(g_got, g_full):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_shortlist_leaves_unlisted_words_and_padding_untouched():
+    head, states, targets = _shortlist_case()
+    shortlist_cross_entropy(head, states, targets, 3).backward()
+    unlisted = [4, 6, 8]
+    assert (head.proj.weight.grad[unlisted] == 0).all()
+    assert (head.proj.bias.grad[unlisted] == 0).all()
+    assert (head.proj.bias.grad[[0, 1, 2, 3, 5, 7]] != 0).all()
+    assert (states.grad[targets == PAD] == 0).all()
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True, "100"])
+def test_bad_shortlist_is_refused_by_name(bad):
+    head, states, targets = _shortlist_case()
+    with pytest.raises(ValueError, match="shortlist must be a positive int"):
+        shortlist_cross_entropy(head, states, targets, bad)
+
+
+def test_shortlist_states_must_match_the_targets():
+    head, states, targets = _shortlist_case()
+    with pytest.raises(ValueError, match=r"states \(2, 3, 6\) do not match targets \(2, 2\)"):
+        shortlist_cross_entropy(head, states, targets[:, :2], 3)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_samples_covering_every_rare_word_give_the_full_loss(eps):
+    """Shortlist 3 of V = 9 leaves 6 rare words; drawing all 6 gives each weight log(6/6) = 0."""
+    head, states, targets = _shortlist_case(2)
+    got = shortlist_cross_entropy(head, states, targets, 3, label_smoothing=eps, samples=6)
+    full = masked_cross_entropy(head(states), targets, label_smoothing=eps)
+    assert got.item() == pytest.approx(full.item(), rel=1e-12)
+    more = shortlist_cross_entropy(head, states, targets, 3, label_smoothing=eps, samples=50)
+    assert more.item() == pytest.approx(full.item(), rel=1e-12)
+
+
+def test_sampled_rare_words_enter_the_softmax_with_the_inverse_probability():
+    head, states, targets = _shortlist_case()
+    # the words the function will draw: 2 of the 6 rare ids 3..8, from the same generator
+    drawn = (torch.randperm(6, generator=torch.Generator().manual_seed(5))[:2] + 3).tolist()
+    listed = [0, 1, 2, 3, 5, 7]
+    extra = [w for w in drawn if w not in listed]  # targets are listed once, not drawn again
+    terms = []
+    for b in range(2):
+        for t in range(3):
+            y = int(targets[b, t])
+            if y == PAD:
+                continue
+            z = (head.proj.weight @ states[b, t] + head.proj.bias).tolist()
+            row = [z[v] for v in listed] + [z[v] + math.log(6 / 2) for v in extra]
+            m = max(row)
+            terms.append(-(z[y] - m - math.log(sum(math.exp(v - m) for v in row))))
+    got = shortlist_cross_entropy(head, states, targets, 3, samples=2,
+                                  generator=torch.Generator().manual_seed(5))
+    assert got.item() == pytest.approx(sum(terms) / 4, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_bad_samples_are_refused_by_name(bad):
+    head, states, targets = _shortlist_case()
+    with pytest.raises(ValueError, match="samples must be an int >= 0"):
+        shortlist_cross_entropy(head, states, targets, 3, samples=bad)

@@ -293,7 +293,7 @@ def counting_rows(model) -> list[int]:
 def test_margin_prunes_hypotheses_far_behind_the_best_by_hand():
     """Margin 1: B is dropped at step 1 (0.24 < 0.76 / e = 0.2796) although a beam of 3 has
     room for it, so the search misses B <eos> and answers A C <eos>; it also runs fewer decoder
-    rows (1 + 1 + 2 instead of 1 + 2 + 2). The default margin 2 keeps B (0.76 / e^2 = 0.103)."""
+    rows (1 + 1 + 2 instead of 1 + 2 + 2). Margin 2 keeps B (0.76 / e^2 = 0.103)."""
     model = TableModel(pruning_table(), max_len=3)
     src, lengths = model.inputs()
     calls = counting_rows(model)
@@ -319,8 +319,8 @@ def test_margin_prunes_hypotheses_far_behind_the_best_by_hand():
     one = search.beam_search_one(model, src[0], beam_size=3, alpha=0.0, margin=1.0)
     assert one[0][0] == model.ids(["A", "C", "<eos>"])
 
-    default = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0)
-    assert rows(default.tokens) == [model.ids(["B", "<eos>"])]
+    wider = search.beam_search(model, src, lengths, beam_size=3, alpha=0.0, margin=2.0)
+    assert rows(wider.tokens) == [model.ids(["B", "<eos>"])]
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])

@@ -191,14 +191,15 @@ def batch():
 
 
 def _count_steps(model, monkeypatch):
+    """Record the number of time steps of each decoder GRU call."""
     calls = []
-    real = model.decoder.step
+    real = model.decoder.features
 
-    def spy(*args):
-        calls.append(1)
-        return real(*args)
+    def spy(tgt_in, *args):
+        calls.append(tgt_in.size(1))
+        return real(tgt_in, *args)
 
-    monkeypatch.setattr(model.decoder, "step", spy)
+    monkeypatch.setattr(model.decoder, "features", spy)
     return calls
 
 
@@ -210,7 +211,7 @@ def test_teacher_forcing_one_equals_stepping_with_all_true_tokens(batch, monkeyp
     # The library's own stepping path, with every coin heads (float32 rand < 1 - 1e-9 == 1.0):
     calls = _count_steps(model, monkeypatch)
     stepped = batch_loss(model, batch, 1 - 1e-9, torch.Generator().manual_seed(0))
-    assert len(calls) == batch.tgt_in.size(1)  # it did step
+    assert calls == [1] * batch.tgt_in.size(1)  # it did step
     torch.testing.assert_close(stepped, fast, atol=1e-5, rtol=0)
     # and the gradients agree too
     g_fast = torch.autograd.grad(fast, list(model.parameters()), allow_unused=True)
@@ -223,7 +224,7 @@ def test_fast_path_is_one_decoder_call(batch, monkeypatch):
     model = tiny_model(dropout=0.0)
     calls = _count_steps(model, monkeypatch)
     batch_loss(model, batch, teacher_forcing=1.0)
-    assert calls == []
+    assert calls == [batch.tgt_in.size(1)]
 
 
 def test_teacher_forcing_zero_feeds_the_models_own_predictions(batch):
@@ -334,12 +335,56 @@ def test_train_passes_its_label_smoothing_to_the_loss(monkeypatch):
     real = tr.batch_loss
 
     def spy(*args):
-        seen.append(args[-1])
+        seen.append(args[4:])  # (label_smoothing, shortlist, samples)
         return real(*args)
 
     monkeypatch.setattr(tr, "batch_loss", spy)
-    tr.train(tiny_model(), EXAMPLES, quick(label_smoothing=0.1), device="cpu", progress=False)
-    assert seen and all(eps == 0.1 for eps in seen)
+    tr.train(tiny_model(), EXAMPLES, quick(label_smoothing=0.1, shortlist=5, samples=2),
+             device="cpu", progress=False)
+    assert seen and all(args == (0.1, 5, 2) for args in seen)
+
+
+@pytest.mark.parametrize("teacher_forcing", [1.0, 0.5])
+def test_shortlist_reaches_the_loss_on_both_paths(batch, teacher_forcing):
+    """batch_loss(shortlist=n) == shortlist_cross_entropy on the decoder states by hand."""
+    from lib.head import shortlist_cross_entropy
+
+    model = tiny_model(dropout=0.0)
+    full = batch_loss(model, batch, teacher_forcing, torch.Generator().manual_seed(3))
+    same = batch_loss(model, batch, teacher_forcing, torch.Generator().manual_seed(3),
+                      shortlist=len(TGT))
+    torch.testing.assert_close(same, full, atol=1e-6, rtol=0)  # every word listed: no change
+    drawn = batch_loss(model, batch, teacher_forcing, torch.Generator().manual_seed(3),
+                       shortlist=4, samples=len(TGT))
+    torch.testing.assert_close(drawn, full, atol=1e-6, rtol=0)  # every rare word drawn
+    # the same coins again; the decoder's states collected by hand
+    gen = torch.Generator().manual_seed(3)
+    _, state, context = model.encode(batch.src, batch.src_lengths)
+    prev, states = batch.tgt_in[:, 0], []
+    for t in range(batch.tgt_in.size(1)):
+        logits, state = model.decoder.step(prev, state, context)
+        states.append(state[-1])  # (B, H): the top layer's s_t^L (no dropout here)
+        if t + 1 < batch.tgt_in.size(1):
+            coin = torch.rand(prev.size(0), generator=gen) < teacher_forcing
+            prev = torch.where(coin, batch.tgt_in[:, t + 1], logits.argmax(-1))
+    expected = shortlist_cross_entropy(model.decoder.head, torch.stack(states, 1),
+                                       batch.tgt_out, 4)
+    got = batch_loss(model, batch, teacher_forcing, torch.Generator().manual_seed(3),
+                     shortlist=4)
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)
+    assert got < full  # fewer words in the softmax's denominator
+
+
+@pytest.mark.parametrize("field", ["shortlist", "samples"])
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "all"])
+def test_bad_shortlist_in_the_config_is_refused(field, bad):
+    with pytest.raises(ValueError, match=f"{field} must be an int >= 0"):
+        TrainConfig(**{"shortlist": 10, field: bad})
+
+
+def test_samples_need_a_shortlist():
+    with pytest.raises(ValueError, match="samples .* needs a shortlist > 0"):
+        TrainConfig(samples=100)
 
 
 def test_fractional_epochs_stop_inside_the_last_epoch():
