@@ -154,7 +154,8 @@ def main() -> None:
         print(f"reference: trained {extra['minutes']:.1f} min at "
               f"{extra['tokens_per_second']:.0f} target tokens/s")
         for s, t, b in zip(hist["eval_step"], hist["eval_seconds"], hist["valid_bleu"]):
-            print(f"  step {s:5d}  {t / 60:5.1f} min  valid BLEU (greedy, 500 sentences) {b:.2f}")
+            print(f"  step {s:5d}  {t / 60:5.1f} min  valid BLEU (greedy, "
+                  f"{reference.TRAIN.eval_sentences} sentences) {b:.2f}")
         for k in (1, 5):
             print(f"  held-out test BLEU, beam {k}: {evaluate_bleu(model, test, beam_size=k):.2f}")
 
