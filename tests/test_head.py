@@ -260,6 +260,7 @@ def test_sampled_rare_words_enter_the_softmax_with_the_inverse_probability():
     drawn = (torch.randperm(6, generator=torch.Generator().manual_seed(5))[:2] + 3).tolist()
     listed = [0, 1, 2, 3, 5, 7]
     extra = [w for w in drawn if w not in listed]  # targets are listed once, not drawn again
+    assert extra == [8]  # one drawn word is new: the weight below is really tested
     terms = []
     for b in range(2):
         for t in range(3):
