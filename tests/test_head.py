@@ -184,25 +184,33 @@ def test_shortlist_ids_are_the_common_words_plus_the_targets():
     assert shortlist_ids(torch.tensor([[8, PAD]]), 2).tolist() == [0, 1, 8]
 
 
-@pytest.mark.parametrize("eps", [0.0, 0.2])
-def test_shortlist_loss_is_a_softmax_over_the_listed_words_only(eps):
-    head, states, targets = _shortlist_case()
-    listed = [0, 1, 2, 3, 5, 7]  # shortlist 3: ids 0..2, plus the targets 3, 5, 7 (1 is in)
+def _hand_loss(head, states, targets, listed, drawn=(), weight=0.0, eps=0.0):
+    """Mean over real positions of the smoothed -log softmax over the listed words' logits and
+    the drawn words' logits + weight, written out in plain Python."""
     terms = []
-    for b in range(2):
-        for t in range(3):
+    for b in range(targets.size(0)):
+        for t in range(targets.size(1)):
             y = int(targets[b, t])
             if y == PAD:
                 continue
             z = (head.proj.weight @ states[b, t] + head.proj.bias).tolist()  # eq. 6, all V
-            row = [z[v] for v in listed]
+            row = [z[v] for v in listed] + [z[v] + weight for v in drawn]
             m = max(row)
             log_z = m + math.log(sum(math.exp(v - m) for v in row))
             nll = -(z[y] - log_z)
             uniform = sum(-(v - log_z) for v in row) / len(row)
             terms.append((1 - eps) * nll + eps * uniform)
+    return sum(terms) / len(terms)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.2])
+def test_shortlist_loss_is_a_softmax_over_the_listed_words_only(eps):
+    head, states, targets = _shortlist_case()
+    listed = [0, 1, 2, 3, 5, 7]  # shortlist 3: ids 0..2, plus the targets 3, 5, 7 (1 is in)
     got = shortlist_cross_entropy(head, states, targets, 3, label_smoothing=eps)
-    assert got.item() == pytest.approx(sum(terms) / 4, rel=1e-12)  # 4 real tokens
+    assert int((targets != PAD).sum()) == 4  # the mean runs over 4 real tokens
+    assert got.item() == pytest.approx(_hand_loss(head, states, targets, listed, eps=eps),
+                                       rel=1e-12)
     # more words in the denominator: the restricted loss is the smaller one
     if eps == 0.0:
         assert got.item() < masked_cross_entropy(head(states), targets).item()
@@ -261,19 +269,10 @@ def test_sampled_rare_words_enter_the_softmax_with_the_inverse_probability():
     listed = [0, 1, 2, 3, 5, 7]
     extra = [w for w in drawn if w not in listed]  # targets are listed once, not drawn again
     assert extra == [8]  # one drawn word is new: the weight below is really tested
-    terms = []
-    for b in range(2):
-        for t in range(3):
-            y = int(targets[b, t])
-            if y == PAD:
-                continue
-            z = (head.proj.weight @ states[b, t] + head.proj.bias).tolist()
-            row = [z[v] for v in listed] + [z[v] + math.log(6 / 2) for v in extra]
-            m = max(row)
-            terms.append(-(z[y] - m - math.log(sum(math.exp(v - m) for v in row))))
+    expected = _hand_loss(head, states, targets, listed, extra, weight=math.log(6 / 2))
     got = shortlist_cross_entropy(head, states, targets, 3, samples=2,
                                   generator=torch.Generator().manual_seed(5))
-    assert got.item() == pytest.approx(sum(terms) / 4, rel=1e-12)
+    assert got.item() == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True])
