@@ -12,6 +12,8 @@ Nothing here touches the network or the disk at import time.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 import random
 import re
@@ -25,10 +27,13 @@ import torch
 PAD, UNK, SOS, EOS = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<unk>", "<sos>", "<eos>")
 
-DATA_ENV = "SEQ2SEQ_DATA"  # path to a fra.txt to use instead of the download
-# The course's copy: the first 76,036 pairs of the public file (English sides of 3-30 characters).
+DATA_ENV = "SEQ2SEQ_DATA"  # path to a fra.txt to use instead of the course's copy
+# The course's corpus: the first 76,036 pairs of one release of the public file (English sides of
+# 3-30 characters), shipped inside the package, gzipped, with its credit and licence beside it.
+# The sha256 is that of the uncompressed text, so every reader trains and scores on these bytes.
 CORPUS_PAIRS = 76_036
 CORPUS_SHA256 = "253b377b164d4da0cac71b8ae38487c3e9ac5eedd32aebb4c60a29a958aa79d2"
+PACKAGED_CORPUS = Path(__file__).resolve().parent / "corpus" / "fra-eng.txt.gz"
 
 # ---------------------------------------------------------------------------------------------
 # Text: normalise, tokenise, detokenise
@@ -151,21 +156,60 @@ class CorpusError(ValueError):
     """The corpus file is missing, truncated or not in Tatoeba's tab-separated format."""
 
 
-def corpus_path(download: bool = True) -> Path:
-    """Where fra.txt is: $SEQ2SEQ_DATA, the developers' shared copy, or the reader's download."""
+def open_corpus(path: str | os.PathLike):
+    """Open a corpus file for reading bytes, gunzipping it when its name ends in .gz."""
+    path = Path(path)
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def corpus_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a corpus file's text (after gunzip): the same for fra.txt and its .gz."""
+    digest = hashlib.sha256()
+    try:
+        with open_corpus(path) as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except (OSError, EOFError) as e:  # gzip raises BadGzipFile (an OSError) or EOFError
+        raise CorpusError(f"corpus file {path} cannot be read: {e}; the file is corrupt") from e
+    return digest.hexdigest()
+
+
+def corpus_path(public: bool = False) -> Path:
+    """The corpus file: $SEQ2SEQ_DATA if set, else the course's copy shipped with `lib`.
+
+    The shipped copy is checked against CORPUS_SHA256 before it is used. `public=True` downloads
+    today's public file instead: it is regenerated upstream, so its first pairs, the split and
+    every number in the course differ from the website's.
+    """
+    if public:
+        import warnings
+
+        from lib.download import fetch_corpus  # the only path that touches the network
+
+        warnings.warn("using today's public Tatoeba file, not the course's corpus: the split, "
+                      "the vocabularies and every measured number will differ from the course's",
+                      stacklevel=2)
+        return Path(fetch_corpus())
     if os.environ.get(DATA_ENV):
         path = Path(os.environ[DATA_ENV]).expanduser()
         if not path.is_file():
             raise CorpusError(f"${DATA_ENV} points to {path}, which is not a file")
         return path
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
-    if shared.is_file():
-        return shared
-    if not download:
-        raise CorpusError(f"no corpus found: set ${DATA_ENV} to a Tatoeba fra.txt")
-    from lib.download import fetch_corpus  # only readers' machines take this path
+    path = PACKAGED_CORPUS
+    if not path.is_file():
+        raise CorpusError(f"the course's corpus {path} is missing: reinstall the package, or set "
+                          f"${DATA_ENV} to a Tatoeba fra.txt")
+    stat = path.stat()
+    if _verified.get(path) != (stat.st_size, stat.st_mtime_ns):
+        found = corpus_sha256(path)
+        if found != CORPUS_SHA256:
+            raise CorpusError(f"the course's corpus {path} has sha256 {found}, expected "
+                              f"{CORPUS_SHA256}: the file is damaged; reinstall the package")
+        _verified[path] = (stat.st_size, stat.st_mtime_ns)
+    return path
 
-    return Path(fetch_corpus())
+
+_verified: dict[Path, tuple[int, int]] = {}  # files whose checksum was checked, with their stat
 
 
 def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS_PAIRS
@@ -173,8 +217,8 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
     """Read (English, French) pairs, normalised, from a Tatoeba file.
 
     Accepts the two-column form (`English<TAB>French`) and the newer three-column form with an
-    attribution column. `limit` keeps the first pairs only (the course uses the first 76,036,
-    the short sentences), so a reader's newer, larger download gives the same corpus.
+    attribution column, plain or gzipped. `limit` keeps the first pairs only (the course's copy
+    holds exactly 76,036; a newer public file's first 76,036 are a different corpus).
     """
     path = Path(path) if path is not None else corpus_path()
     if not path.is_file():
@@ -182,7 +226,17 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of pairs or None, got {limit}")
     pairs = []
-    with open(path, "rb") as f:
+    try:
+        _read_lines(path, limit, pairs)
+    except (EOFError, gzip.BadGzipFile) as e:  # a truncated or damaged .gz
+        raise CorpusError(f"corpus file {path} cannot be read: {e}; the file is corrupt") from e
+    if not pairs:
+        raise CorpusError(f"corpus file {path} holds no sentence pairs")
+    return pairs
+
+
+def _read_lines(path: Path, limit: int | None, pairs: list[tuple[str, str]]) -> None:
+    with open_corpus(path) as f:
         for lineno, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8").rstrip("\n").rstrip("\r")
@@ -199,9 +253,6 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
             pairs.append((normalize(cols[0]), normalize(cols[1])))
             if limit is not None and len(pairs) >= limit:
                 break
-    if not pairs:
-        raise CorpusError(f"corpus file {path} holds no sentence pairs")
-    return pairs
 
 
 @dataclass

@@ -75,9 +75,9 @@ def _code_fingerprint() -> str:
 
 def reference_key(data_sha256: str | None = None) -> str:
     """A short hash of everything that determines the reference model."""
-    from lib.download import sha256_of
+    from lib.data import corpus_sha256
 
-    data_sha256 = data_sha256 or sha256_of(corpus_path())
+    data_sha256 = data_sha256 or corpus_sha256(corpus_path())
     blob = json.dumps({"data": DATA.__dict__, "model": MODEL, "train": TRAIN.to_dict(),
                        "corpus": data_sha256, "code": _code_fingerprint()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
