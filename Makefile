@@ -26,7 +26,8 @@ PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium
+.PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium \
+	release notebooks publish-release publish-notebooks
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +57,23 @@ train: setup
 # no model with the current config, corpus and training code is cached.
 reference: setup
 	$(PY) -m lib.reference --ensure
+
+# The published reference checkpoint for the current cache key, with its manifest (key, sha256,
+# bytes, held-out BLEU, lib version), in _build/release/ (lib/release.py).
+release: setup reference
+	$(PY) -m lib.release --out _build/release
+
+# Reader notebooks for Colab and Jupyter, generated from the chapters and the executed build
+# (scripts/reader_notebooks.py), in _build/notebooks/.
+notebooks: $(SITE_STAMP)
+	$(PY) scripts/reader_notebooks.py --out _build/notebooks
+
+# Continuous delivery (.github/workflows/): each step of the workflow is one of these targets.
+publish-release: release
+	$(PY) scripts/publish.py release _build/release
+
+publish-notebooks: notebooks
+	$(PY) scripts/publish.py notebooks _build/notebooks
 
 # Always a full, fresh, strict build: every notebook runs against the current lib/, and a
 # failing cell, a warning or a broken reference fails it (-n -W --keep-going, --all).
