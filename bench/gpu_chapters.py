@@ -21,10 +21,11 @@ with a GPU waits for:
     python bench/gpu_chapters.py OUT.json --chapters book/bleu  # some chapters only
     python bench/gpu_chapters.py --markdown OUT.json            # the table of a saved run
 
-It needs nbclient and ipykernel besides the course's own requirements. The chapters import
-`glue` from myst_nb (Jupyter Book's notebook layer, which pulls in Sphinx); where myst_nb is not
-installed, the kernels get a stand-in `myst_nb.glue` that only displays the value (the JSON says
-so), which does not change what a chapter computes.
+It needs nbclient and ipykernel besides the course's own requirements (jupytext among them
+reads the MyST Markdown chapters). The chapters import `glue` from myst_nb (Jupyter Book's
+notebook layer, which pulls in Sphinx); where myst_nb is not installed, the kernels get a
+stand-in `myst_nb.glue` that only displays the value (the JSON says so), which does not change
+what a chapter computes.
 """
 
 from __future__ import annotations
@@ -136,12 +137,17 @@ def cuda_tests() -> dict:
             "seconds": round(time.perf_counter() - t, 1)}
 
 
-def toc_notebooks() -> list[str]:
-    """The pages of _toc.yml, in order, that are notebooks (book/x for book/x.ipynb)."""
+def _toc():
+    """scripts/toc.py: the table of contents and the reader of chapter sources."""
     spec = importlib.util.spec_from_file_location("scripts_toc", ROOT / "scripts" / "toc.py")
     toc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(toc)
-    return toc.notebooks()
+    return toc
+
+
+def toc_notebooks() -> list[str]:
+    """The pages of _toc.yml, in order, that are notebooks (book/x for book/x.md)."""
+    return _toc().notebooks()
 
 
 def kernel_environment() -> str | None:
@@ -170,15 +176,16 @@ def _cell_seconds(cell) -> float | None:
 
 
 def run_chapter(page: str, cell_timeout: int = CELL_TIMEOUT) -> dict:
-    """Execute book/<page>.ipynb in a fresh kernel; seconds, errors (all cells run).
+    """Execute the chapter `page` (book/x: its MyST Markdown source, read as a notebook) in a
+    fresh kernel; seconds, errors (all cells run).
 
     A cell that runs past `cell_timeout` is interrupted (KeyboardInterrupt in the kernel, so
     its traceback, recorded as the cell's error, shows where it was) and the next cells run.
     """
-    import nbformat
     from nbclient import NotebookClient
 
-    nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
+    toc = _toc()
+    nb = toc.read(toc.source(page, ROOT))
     client = NotebookClient(nb, timeout=cell_timeout, interrupt_on_timeout=True,
                             kernel_name="python3", allow_errors=True, record_timing=True,
                             resources={"metadata": {"path": str((ROOT / page).parent)}})

@@ -1,6 +1,7 @@
 """Keep the Colab setup cell of every chapter notebook in sync with `_config.yml`.
 
-Every notebook in book/ starts (first code cell) with the same setup cell. In Google Colab it
+Every chapter notebook in book/ (MyST Markdown through jupytext, or .ipynb; read and written by
+scripts/toc.py) starts (first code cell) with the same setup cell. In Google Colab it
 installs the course's `lib` package from the repository named in `_config.yml`
 (`repository.url` and `repository.branch`: the one place the URL is written); anywhere else it
 does nothing. It keeps Colab's own torch, numpy and ipywidgets: the package is installed with
@@ -18,6 +19,7 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -105,11 +107,24 @@ def colab_url(notebook: str | Path, config_path: Path = CONFIG) -> str:
     )
 
 
+def _toc():
+    """scripts/toc.py, the one reader and writer of chapter sources (loaded by path: scripts/
+    is not a package, and this file also runs as a module of the tests)."""
+    spec = importlib.util.spec_from_file_location("scripts_toc", Path(__file__).with_name("toc.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def find_notebooks(book: Path = BOOK) -> list[Path]:
-    """The chapter notebooks: every .ipynb under book/, outside checkpoints and builds."""
+    """The chapter notebooks under book/ (MyST Markdown notebooks and any .ipynb), outside
+    checkpoints and builds; plain Markdown pages such as intro.md are not notebooks."""
     skip = {".ipynb_checkpoints", "_build", "jupyter_execute"}
+    toc = _toc()
     return sorted(
-        p for p in book.rglob("*.ipynb") if not skip.intersection(p.relative_to(book).parts)
+        p for p in book.rglob("*")
+        if p.suffix in toc.PAGE_SUFFIXES and p.is_file()
+        and not skip.intersection(p.relative_to(book).parts) and toc.is_notebook(p)
     )
 
 
@@ -157,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="update the notebooks in place")
     mode.add_argument("--print", action="store_true", help="print the setup cell")
     parser.add_argument("--config", type=Path, default=CONFIG, help="path to _config.yml")
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every book/*.ipynb")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="default: every chapter notebook in book/")
     args = parser.parse_args(argv)
 
     source = render_cell(args.config)
@@ -165,14 +181,15 @@ def main(argv: list[str] | None = None) -> int:
         print(source)
         return 0
     notebooks = args.notebooks or find_notebooks()
+    toc = _toc()
     stale = []
     for path in notebooks:
-        nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        nb = toc.read(path)
         if args.check:
             if not is_in_sync(nb, source):
                 stale.append(path)
         elif sync(nb, source):
-            nbformat.write(nb, path)
+            toc.write(nb, path)
             print(f"updated {path}")
     if stale:
         print("The Colab setup cell is missing or stale in:", file=sys.stderr)

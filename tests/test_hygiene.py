@@ -38,12 +38,16 @@ def toc_entries() -> list[str]:
 
 
 def test_notebooks_are_committed_without_outputs(colab_setup):
+    """A MyST Markdown chapter cannot hold outputs; an .ipynb one (still allowed) must not."""
+    toc = load_script("toc")
     problems = []
-    for path in colab_setup.find_notebooks(BOOK):
-        nb = json.loads(path.read_text(encoding="utf-8"))
+    notebooks = colab_setup.find_notebooks(BOOK)
+    assert notebooks, "no chapter notebook found in book/"
+    for path in notebooks:
+        nb = toc.read(path)
         dirty = [
-            i for i, cell in enumerate(nb["cells"])
-            if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count"))
+            i for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count"))
         ]
         if dirty:
             problems.append(f"{path.relative_to(ROOT)}: cells {dirty}")
@@ -53,6 +57,37 @@ def test_notebooks_are_committed_without_outputs(colab_setup):
         "notebooks carry outputs or execution counts; clear them (e.g. `jupyter nbconvert "
         "--clear-output --inplace book/*.ipynb`) before committing:\n" + "\n".join(problems)
     )
+
+
+def test_chapters_are_myst_markdown_notebooks():
+    """Chapters are text (jupytext `myst`), so that a change is a readable diff; every chapter of
+    the table of contents is one, with its kernelspec, and reads back as a notebook."""
+    toc = load_script("toc")
+    chapters = toc.notebooks()
+    assert len(chapters) >= 8, chapters
+    for page in chapters:
+        path = toc.source(page)
+        assert path.suffix == ".md", f"{path}: chapters are MyST Markdown, not .ipynb"
+        meta = toc.front_matter(path.read_text(encoding="utf-8"))
+        assert meta["kernelspec"]["name"] == "python3", path
+        nb = toc.read(path)
+        assert sum(c.cell_type == "code" for c in nb.cells) >= 5, path
+    assert not toc.is_notebook(toc.source("book/intro")), "intro.md is a plain page"
+
+
+def test_chapter_source_errors_are_clear(tmp_path):
+    toc = load_script("toc")
+    (tmp_path / "_toc.yml").write_text("root: book/intro\n")
+    with pytest.raises(FileNotFoundError, match="'book/intro' has no source"):
+        toc.source("book/intro", tmp_path)
+    plain = tmp_path / "plain.md"
+    plain.write_text("# Just text\n")
+    with pytest.raises(ValueError, match="not a MyST Markdown notebook"):
+        toc.read(plain)
+    broken = tmp_path / "broken.md"
+    broken.write_text("---\nkernelspec: {name: python3}\n")
+    with pytest.raises(ValueError, match="never closed"):
+        toc.is_notebook(broken)
 
 
 def test_colab_setup_cells_are_in_sync():
@@ -87,11 +122,29 @@ def test_each_page_has_one_source():
 
 
 def test_ruff():
-    targets = [d for d in ("lib", "tests", "bench", "scripts", "book") if (ROOT / d).is_dir()]
+    targets = [d for d in ("lib", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", *targets], capture_output=True, text=True, cwd=ROOT
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_on_the_chapters():
+    """ruff does not read MyST Markdown: scripts/toc.py hands it each chapter as a notebook."""
+    status, report = load_script("toc").lint()
+    assert status == 0, report
+
+
+def test_chapter_lint_finds_a_problem(tmp_path):
+    toc = load_script("toc")
+    chapter = tmp_path / "chapter.md"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter"),
+                                         nbformat.v4.new_code_cell("import os\nx = 1")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    toc.write(nb, chapter)
+    status, report = toc.lint([chapter])
+    assert status == 1 and "F401" in report and "`os` imported but unused" in report, report
 
 
 # --- the site configuration -----------------------------------------------------------------
@@ -106,6 +159,8 @@ def test_repository_url_is_written_once():
     if not tracked:
         pytest.skip("not a git checkout")
     skip = {"_config.yml", "README.md"}  # README: checked against _config.yml below
+    # The chapters' setup cell is generated from _config.yml and checked by --check above.
+    skip |= {p.relative_to(ROOT).as_posix() for p in load_script("colab_setup").find_notebooks()}
     holders = []
     for name in tracked:
         path = ROOT / name
@@ -251,3 +306,24 @@ def test_colab_setup_with_no_notebooks(colab_setup, tmp_path, monkeypatch):
     monkeypatch.setattr(colab_setup, "find_notebooks", lambda book=None: [])
     assert colab_setup.main(["--check"]) == 0
     assert colab_setup.main(["--write"]) == 0
+
+
+def test_colab_setup_on_a_markdown_chapter(colab_setup, tmp_path):
+    """--write adds the cell to a MyST Markdown chapter and keeps the file MyST Markdown."""
+    toc = load_script("toc")
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+        "  display_name: Python 3\n  language: python\n  name: python3\n---\n\n# A chapter\n\n"
+        "```{code-cell} ipython3\nimport lib\n```\n", encoding="utf-8")
+    assert colab_setup.find_notebooks(tmp_path) == [chapter]
+    assert colab_setup.main(["--check", str(chapter)]) == 1
+    assert colab_setup.main(["--write", str(chapter)]) == 0
+    assert colab_setup.main(["--check", str(chapter)]) == 0
+    text = chapter.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), text[:200]
+    assert "```{code-cell} ipython3\n:tags: [colab-setup, remove-cell]" in text, text
+    nb = toc.read(chapter)
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
+    assert nb.cells[1].source == colab_setup.render_cell()
+    assert nb.cells[2].source == "import lib"
