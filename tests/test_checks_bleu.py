@@ -118,3 +118,27 @@ def test_corpus_bleu():
 
 def test_corpus_reference_equals_sacrebleu():
     assert math.isclose(checks._reference_bleu(checks.CORPUS), checks._sacrebleu(checks.CORPUS))
+
+
+def test_inputs_changed_in_place_are_named():
+    def sorts_refs(hyp, refs, n):
+        refs.sort(key=len)  # the caller's list of references is reordered
+        return clip_ok(hyp, refs, n)
+
+    result = checks.check_clipped_precision(sorts_refs)
+    assert not result.ok and result.done
+    assert "your function changed its input `refs` in place (e.g. refs.sort()" in str(result)
+    assert "build a new list instead" in str(result)
+
+    def sorts_lengths(c, refs):
+        refs.sort()
+        return bp_ok(c, refs)
+
+    assert "`refs` in place" in str(checks.check_brevity_penalty(sorts_lengths))
+
+    def pads_hyps(hyps, refs):
+        for h in hyps:
+            h.append(".")  # each hypothesis list gets an extra token
+        return corpus_ok(hyps, refs)
+
+    assert "`hyps[0]` in place" in str(checks.check_corpus_bleu(pads_hyps))

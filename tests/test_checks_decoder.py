@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import skeleton
+from conftest import assert_rejects, skeleton
 
 from lib.checks import decoder as checks
 from lib.data import EOS, SOS
@@ -168,3 +168,29 @@ def test_greedy_skeleton_is_not_done():
 def test_greedy_wrong_return_type_is_explained():
     result = checks.check_greedy_decode(lambda m, s, n: "Je suis")
     assert not result.ok and "list of token ids" in str(result)
+
+
+# --- inputs changed in place ------------------------------------------------------------------
+
+
+def test_inputs_changed_in_place_are_named():
+    def train_mode(model, src_ids, max_len):
+        model.train()  # dropout on: the output would change from run to run
+        return greedy_decode(model, src_ids, max_len)
+
+    assert_rejects(checks.check_greedy_decode(train_mode),
+                   "switched `model` to training mode (model.train())")
+
+    def reverses_source(model, src_ids, max_len):
+        src_ids.reverse()  # Sutskever et al. reversed the source, but not the caller's list
+        return greedy_decode(model, src_ids[::-1], max_len)
+
+    assert_rejects(checks.check_greedy_decode(reverses_source),
+                   "changed its input `src_ids` in place (e.g. src_ids.sort()")
+
+    def scales_context(emb, context):
+        context *= 1.0
+        context[0] = 0  # the first sentence's context, wiped in the caller's tensor
+        return decoder_inputs(emb, context)
+
+    assert_rejects(checks.check_decoder_inputs(scales_context), "`context` in place")

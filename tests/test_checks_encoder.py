@@ -156,3 +156,38 @@ def test_last_states_rejects_last_column_and_off_by_one():
 
 def test_last_states_skeleton_not_done():
     assert not checks.check_last_states(skeleton).done
+
+
+# --- inputs changed in place ------------------------------------------------------------------
+
+
+def test_gru_step_names_a_state_changed_in_place():
+    def zeroes_h(x, h, *w):
+        out = gru_step(x, h, *w)
+        h.zero_()  # the right answer, but the caller's h is gone
+        return out
+
+    r = checks.check_gru_step(zeroes_h)
+    assert not r.ok and r.done
+    assert "your function changed its input `h` in place (e.g. h.zero_()" in str(r)
+
+    def biased_in_place(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+        bias_ih += bias_hh  # b_ir + b_hr in one go... in the caller's own bias
+        return gru_step(x, h, weight_ih, weight_hh, bias_ih - bias_hh, bias_hh)
+
+    assert "`bias_ih` in place" in str(checks.check_gru_step(biased_in_place))
+
+
+def test_stacked_and_last_states_name_inputs_changed_in_place():
+    def writes_h0(x, cells, h0):
+        out = stacked_ok(x, cells, h0)
+        h0[0] = out[1][0]  # stores the result in the caller's initial states
+        return out
+
+    assert "`h0` in place" in str(checks.check_stacked_gru(writes_h0))
+
+    def sorts_lengths(outputs, lengths):
+        lengths -= 1  # indices from lengths, in the caller's own tensor
+        return outputs[torch.arange(outputs.size(0)), lengths]
+
+    assert "`lengths` in place" in str(checks.check_last_states(sorts_lengths))

@@ -159,3 +159,28 @@ def test_sequence_log_prob_rejects_typical_mistakes(wrong, words):
 
 def test_sequence_log_prob_skeleton_is_not_done():
     assert not checks.check_sequence_log_prob(skeleton).done
+
+
+# --- inputs changed in place ------------------------------------------------------------------
+
+
+def test_softmax_names_logits_changed_in_place():
+    def in_place(logits):
+        logits -= logits.max(dim=-1, keepdim=True).values
+        logits.exp_()
+        return logits / logits.sum(dim=-1, keepdim=True)
+
+    result = checks.check_softmax(in_place)
+    assert not result.ok and result.done
+    assert "your function changed its input `logits` in place" in str(result)
+    assert "compute a new tensor instead" in str(result)
+
+
+def test_cross_entropy_names_targets_changed_in_place():
+    def masks_in_place(logits, targets, pad):
+        real = targets != pad
+        targets[~real] = 0  # gather needs valid indices... but these are the caller's targets
+        picked = torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return -(picked * real).sum() / real.sum()
+
+    assert "`targets` in place" in str(checks.check_masked_cross_entropy(masks_in_place))

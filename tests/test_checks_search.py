@@ -135,3 +135,28 @@ def test_length_normalisation():
     result = checks.check_length_normalisation(lambda raw, n, a: raw / (n - 1).clamp(min=1) ** a)
     assert not result.ok
     assert not checks.check_length_normalisation(not_done).done
+
+
+def test_inputs_changed_in_place_are_named():
+    def accumulates_in_logp(scores, logp, k):
+        logp += scores.unsqueeze(1)  # the caller's log-probabilities become totals
+        best, flat = logp.reshape(-1).topk(k)
+        return flat // logp.size(1), flat % logp.size(1), best
+
+    result = checks.check_beam_step(accumulates_in_logp)
+    assert not result.ok and result.done
+    assert "your function changed its input `logp` in place" in str(result)
+
+    def normalises_in_place(raw, lengths, alpha):
+        raw /= lengths.double() ** alpha
+        return raw
+
+    assert "`raw` in place" in str(checks.check_length_normalisation(normalises_in_place))
+
+    def greedy_in_training_mode(model, src, src_lengths, max_len):
+        if hasattr(model, "train"):
+            model.train()
+        return greedy_ok(model, src, src_lengths, max_len)
+
+    result = checks.check_greedy(greedy_in_training_mode)
+    assert "switched `model` to training mode (model.train())" in str(result)

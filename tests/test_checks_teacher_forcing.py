@@ -157,3 +157,33 @@ def test_forced_loss_names_the_stepping_loop():
 
     assert_rejects(checks.check_forced_loss(stepping), "one call")
     assert PAD == 0
+
+
+# --- inputs changed in place ------------------------------------------------------------------
+
+
+def test_inputs_changed_in_place_are_named():
+    def appends_eos(targets):
+        for t in targets:
+            t.append(EOS)  # the caller's reference lists grow an <eos>
+        return pad([[SOS] + t[:-1] for t in targets]), pad(targets)
+
+    assert_rejects(checks.check_shift(appends_eos), "changed its input `targets[0]` in place")
+
+    def overwrites_own(gold, own, ratio, generator):
+        coin = torch.rand(gold.shape, generator=generator) < ratio
+        own[coin] = gold[coin]  # the model's predictions, overwritten
+        return own
+
+    assert_rejects(checks.check_choose_inputs(overwrites_own), "`own` in place")
+
+    def takes_a_training_step(model, batch):
+        loss = forced_loss(model, batch)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()  # the value is right, but the model has changed
+        return loss
+
+    assert_rejects(checks.check_forced_loss(takes_a_training_step),
+                   "changed the weights of `model` in place")

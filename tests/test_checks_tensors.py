@@ -6,15 +6,26 @@ from __future__ import annotations
 import random
 
 import torch
+from conftest import assert_rejects
 
 from lib.checks import tensors
-from lib.data import EOS, PAD, SOS, UNK, group_by_source, pad
+from lib.data import (
+    EOS,
+    PAD,
+    SOS,
+    UNK,
+    collate,
+    encode_pairs,
+    group_by_source,
+    pad,
+    tokenize,
+)
 
 # --- encode_sentence --------------------------------------------------------------------------
 
 
 def encode_ok(tokens, vocab):
-    return [vocab.stoi.get(t, UNK) for t in tokens] + [EOS]
+    return [vocab.stoi.get(t, UNK) for t in tokens]
 
 
 def test_encode_accepts_reference_and_tensor_output():
@@ -22,21 +33,43 @@ def test_encode_accepts_reference_and_tensor_output():
     assert tensors.check_encode_sentence(lambda t, v: torch.tensor(encode_ok(t, v))).ok
 
 
-def test_encode_rejects_missing_eos():
-    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.get(x, UNK) for x in t])
-    assert not r.ok and r.done and "<eos>" in str(r)
+def test_encode_agrees_with_the_model_source_side():
+    """The reference answer is what the model's own pipeline feeds the encoder."""
+    vocab = tensors._VOCAB
+    pairs = [("I am cold.", "J'ai froid."), ("Tom?", "Tom ?")]
+    for (src, _), (en, _) in zip(encode_pairs(pairs, vocab, vocab), pairs):
+        assert src == encode_ok(tokenize(en), vocab)
+    assert collate([(encode_ok(["i", "am"], vocab), [5])]).src.tolist() == [[4, 5]]
+
+
+def test_encode_rejects_eos_on_the_source_side():
+    r = tensors.check_encode_sentence(lambda t, v: encode_ok(t, v) + [EOS])
+    assert_rejects(r, "gets no <eos>", "encode_pairs")
+
+
+def test_encode_rejects_sos_on_the_source_side():
+    r = tensors.check_encode_sentence(lambda t, v: [SOS] + encode_ok(t, v))
+    assert_rejects(r, "gets no <sos>")
+    r = tensors.check_encode_sentence(lambda t, v: [SOS] + encode_ok(t, v) + [EOS])
+    assert_rejects(r, "gets no <sos> and <eos>")
 
 
 def test_encode_rejects_keyerror_on_unknown():
-    r = tensors.check_encode_sentence(lambda t, v: [v.stoi[x] for x in t] + [EOS])
-    assert not r.ok and "<unk>" in str(r) and "KeyError" in str(r)
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi[x] for x in t])
+    assert_rejects(r, "<unk>", "KeyError")
 
 
-def test_encode_rejects_sos_and_wrong_unknown_id():
-    r = tensors.check_encode_sentence(lambda t, v: [SOS] + encode_ok(t, v))
-    assert not r.ok and "<sos>" in str(r)
-    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.get(x, PAD) for x in t] + [EOS])
-    assert not r.ok and "should be <unk>" in str(r)
+def test_encode_rejects_wrong_unknown_id_and_dropped_words():
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.get(x, PAD) for x in t])
+    assert_rejects(r, "should be <unk>")
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi[x] for x in t if x in v.stoi])
+    assert_rejects(r, "one id per token")
+
+
+def test_encode_rejects_a_vocabulary_changed_in_place():
+    """setdefault looks like a read but adds every unknown word to the learner's vocabulary."""
+    r = tensors.check_encode_sentence(lambda t, v: [v.stoi.setdefault(x, UNK) for x in t])
+    assert_rejects(r, "changed its input `v.stoi` in place")
 
 
 def test_encode_skeleton_not_done():
@@ -149,3 +182,23 @@ def test_split_skeleton_not_done():
         raise NotImplementedError
 
     assert not tensors.check_split_by_source(skeleton).done
+
+
+def test_split_names_pairs_shuffled_in_place():
+    def shuffles_pairs(pairs, n_test, seed):
+        random.Random(seed).shuffle(pairs)  # the caller's corpus is reordered
+        return split_ok(pairs, n_test, seed)
+
+    assert_rejects(tensors.check_split_by_source(shuffles_pairs),
+                   "changed its input `pairs` in place (e.g. pairs.sort(), pairs.append(...), "
+                   "shuffle(pairs)")
+
+
+def test_pad_names_sequences_padded_in_place():
+    def pads_in_place(seqs):
+        lengths = torch.tensor([len(s) for s in seqs])
+        for s in seqs:
+            s.extend([PAD] * (int(lengths.max()) - len(s)))
+        return torch.tensor(seqs), lengths
+
+    assert_rejects(tensors.check_pad_batch(pads_in_place), "`seqs[1]` in place")

@@ -124,3 +124,23 @@ def test_worst_names_the_tie_and_a_wrong_type():
 
     assert_rejects(checks.check_worst(last_of_ties), "return the first of them")
     assert_rejects(checks.check_worst(lambda h, r: "0"), "an int")
+
+
+# --- inputs changed in place ------------------------------------------------------------------
+
+
+def test_inputs_changed_in_place_are_named():
+    def sorts_references(hypotheses, references):
+        for refs in references:
+            refs.sort(key=len)  # the caller's references of each sentence are reordered
+        return worst_sentence(hypotheses, references)
+
+    assert_rejects(checks.check_worst(sorts_references),
+                   "changed its input `references[1]` in place (e.g. references[1].sort()")
+
+    def pops_buckets(hypotheses, references, buckets):
+        return {k: bucket_bleu(hypotheses, references, {k: buckets.pop(k)})[k]
+                for k in list(buckets)}
+
+    assert_rejects(checks.check_bucket_bleu(pops_buckets),
+                   "changed its input `buckets` in place (e.g. buckets[key] = ...")

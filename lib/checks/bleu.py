@@ -16,7 +16,7 @@ import math
 from collections import Counter
 
 from lib import bleu
-from lib.checks import CheckResult, Mismatch, run_checks
+from lib.checks import CheckResult, Mismatch, call, run_checks
 
 # (hypothesis, references), already tokenised by whitespace
 CLIP_CASES = [
@@ -62,7 +62,8 @@ def _pair(got, what: str) -> tuple:
 
 def _clip_case(fn, hyp, refs, n) -> None:
     expected = bleu.clipped_matches(hyp, refs, n)
-    matches, total = _pair(fn(list(hyp), [list(r) for r in refs], n), "matches, total")
+    matches, total = _pair(call(fn, hyp, refs, n, names=("hyp", "refs", "n")),
+                           "matches, total")
     where = f"n = {n}, hypothesis {' '.join(hyp)!r}, references {[' '.join(r) for r in refs]}"
     hyp_counts = _ngrams(hyp, n)
     if total != expected.total:
@@ -124,13 +125,16 @@ def check_clipped_precision(fn) -> CheckResult:
 # ---------------------------------------------------------------------------------------------
 
 
+BP_NAMES = ("hyp_len", "ref_lens")
+
+
 def check_brevity_penalty(fn) -> CheckResult:
     """Check `fn(hyp_len, ref_lens) -> BP` (closest reference length, ties to the shorter)."""
     def expected(c, refs):
         return bleu.brevity_penalty(c, bleu.closest_ref_length(c, refs))
 
     def case(c, refs, note):
-        got = fn(c, list(refs))
+        got = call(fn, c, list(refs), names=BP_NAMES)
         want = expected(c, refs)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or \
                 not math.isfinite(float(got)):
@@ -174,7 +178,7 @@ def check_brevity_penalty(fn) -> CheckResult:
         return "ties go to the shorter reference"
 
     def empty():
-        got = fn(0, [4])
+        got = call(fn, 0, [4], names=BP_NAMES)
         if got != 0:
             raise Mismatch(f"an empty hypothesis (length 0) must get BP = 0, got {got!r}")
         return "an empty hypothesis"
@@ -210,7 +214,7 @@ def check_corpus_bleu(fn) -> CheckResult:
         if abs(expected - _sacrebleu(cases)) > 1e-9:  # pragma: no cover - guards the reference
             raise AssertionError("lib.bleu and sacrebleu disagree")
         split = _split(cases)
-        got = fn([h for h, _ in split], [r for _, r in split])
+        got = call(fn, [h for h, _ in split], [r for _, r in split], names=("hyps", "refs"))
         if isinstance(got, bleu.BLEUResult):
             got = got.score
         if isinstance(got, bool) or not isinstance(got, (int, float)):

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import torch
 
-from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.checks import (
+    DECODING_HINT,
+    CheckResult,
+    Mismatch,
+    call,
+    expect_close,
+    expect_shape,
+    run_checks,
+)
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, tokenize
 from lib.model import ModelConfig, Seq2Seq
 from lib.search import greedy, log_probs
@@ -64,7 +72,8 @@ def _start_case(fn, model, src, lengths, label: str) -> str:
     L, B, H = model.config.num_layers, src.size(0), model.config.hidden_size
     with torch.no_grad():
         outputs, hidden, context = model.encode(src, lengths)  # (B, S, H), (L, B, H), (B, H)
-        got = fn(model, src, lengths)
+        got = call(fn, model, src, lengths, names=("model", "src", "src_lengths"),
+                   where=label)
     if not isinstance(got, (tuple, list)) or len(got) != 3:
         raise Mismatch("return three things: (state, context, first_input)")
     state, ctx, first = got
@@ -136,7 +145,7 @@ def _inputs_case(fn, B: int, T: int, E: int, H: int, seed: int) -> str:
     emb = torch.randn(B, T, E, generator=g)  # (B, T, E)
     context = torch.randn(B, H, generator=g)  # (B, H)
     expected = torch.cat([emb, context[:, None, :].expand(B, T, H)], dim=-1)  # (B, T, E+H)
-    got = fn(emb.clone(), context.clone())
+    got = call(fn, emb, context, names=("emb", "context"))
     if not torch.is_tensor(got):
         raise Mismatch(f"return a tensor (B, T, E + H), got {type(got).__name__}")
     shape = tuple(got.shape)
@@ -173,7 +182,8 @@ def _inputs_model_case(fn) -> str:
     with torch.no_grad():
         _, state, context = model.encode(*_batch(model, [4, 3], 5))
         expected, _ = dec(tgt_in, state, context)  # (B, T, V)
-        states, _ = dec.rnn(fn(dec.embedding(tgt_in), context), state)  # (B, T, H)
+        inputs = call(fn, dec.embedding(tgt_in), context, names=("emb", "context"))
+        states, _ = dec.rnn(inputs, state)  # (B, T, H)
         got = dec.head(states)  # (B, T, V)
     expect_close("the logits of Decoder.forward fed your inputs", got, expected)
     return "fed to a real decoder's GRU, your inputs give Decoder.forward's logits"
@@ -220,7 +230,8 @@ def _greedy_case(fn, model, src_ids: list[int], max_len: int, label: str) -> str
         row = greedy(model, src, torch.tensor([len(src_ids)]), max_len=max_len)[0]  # (T,)
     expected = [t for t in row.tolist() if t != PAD]
     with torch.no_grad():
-        got = fn(model, list(src_ids), max_len)
+        got = call(fn, model, list(src_ids), max_len, names=("model", "src_ids", "max_len"),
+                   hint=DECODING_HINT, where=label)
     if torch.is_tensor(got):
         got = got.flatten().tolist()
     if not isinstance(got, (list, tuple)) or not all(isinstance(t, int) for t in got):

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.checks import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.gru import GRU, to_torch
 
 # ---------------------------------------------------------------------------------------------
@@ -67,11 +67,11 @@ def _gru_case(fn, B: int, D: int, H: int, seed: int) -> str:
             p.copy_(torch.randn(p.shape, generator=g) * 0.8)
     x = torch.randn(B, D, generator=g)  # (B, D)
     h = torch.randn(B, H, generator=g).tanh()  # (B, H)
-    args = [t.detach().clone() for t in (x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih,
-                                          cell.bias_hh)]
+    args = [x, h] + [p.detach().clone() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
+                                                  cell.bias_hh)]
     with torch.no_grad():
         expected = cell(x, h)  # (B, H)
-        got = fn(*args)
+        got = call(fn, *args, names=("x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
     if not torch.is_tensor(got):
         raise Mismatch(f"return the new state as a tensor (B, H), got {type(got).__name__}")
     expect_shape("the new state", got, (B, H))
@@ -104,7 +104,7 @@ def _stack_case(fn, B: int, T: int, D: int, H: int, L: int, seed: int) -> str:
     h0 = torch.randn(L, B, H).tanh() * 0.5  # (L, B, H)
     with torch.no_grad():
         out_ref, h_ref = to_torch(gru)(x, h0)  # PyTorch's own stacked GRU
-        got = fn(x.clone(), list(gru.cells), h0.clone())
+        got = call(fn, x, list(gru.cells), h0, names=("x", "cells", "h0"))
     if not (isinstance(got, tuple) and len(got) == 2):
         raise Mismatch("return a pair (outputs, h_n): the last layer's states at every step "
                        "(B, T, H) and every layer's state at the last step (L, B, H)")
@@ -177,7 +177,7 @@ def _last_case(fn, lengths: list[int], H: int, seed: int) -> str:
                                                   enforce_sorted=False))
         outputs, _ = nn.utils.rnn.pad_packed_sequence(packed, batch_first=True,
                                                       total_length=S)  # (B, S, H)
-        got = fn(outputs.clone(), lens.clone())
+        got = call(fn, outputs, lens, names=("outputs", "lengths"))
     expected = hidden[-1]  # (B, H): the context
     if torch.is_tensor(got) and tuple(got.shape) == (1, B, H):
         got = got[0]

@@ -18,7 +18,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.checks import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.checks.decoder import tiny_model
 from lib.data import EOS, PAD, SOS, SPECIALS
 from lib.head import masked_cross_entropy
@@ -52,7 +52,7 @@ def _no_builtin_softmax():
 def _softmax_case(fn, logits: torch.Tensor, label: str) -> str:
     expected = torch.softmax(logits, dim=-1)
     with _no_builtin_softmax():
-        got = fn(logits.clone())
+        got = call(fn, logits, names=("logits",), where=label)
     if not torch.is_tensor(got):
         raise Mismatch(f"{label}: return a tensor of probabilities, got {type(got).__name__}")
     expect_shape(f"{label}: the probabilities", got, tuple(logits.shape))
@@ -134,8 +134,8 @@ def _ce_case(fn, B: int, T: int, V: int, lengths: list[int], seed: int, pad: int
     for b, n in enumerate(lengths):
         targets[b, n:] = pad
     expected = float(masked_cross_entropy(logits, targets, pad=pad))
-    got = fn(logits.clone(), targets.clone(), pad)
     label = f"B={B}, T={T}, V={V}, lengths {lengths}"
+    got = call(fn, logits, targets, pad, names=("logits", "targets", "pad"), where=label)
     if torch.is_tensor(got):
         if got.numel() != 1:
             raise Mismatch(f"{label}: return one number (a scalar tensor), got shape "
@@ -194,7 +194,8 @@ def _wrong_log_prob(model, src, src_lengths, tgt, mistake: str) -> torch.Tensor:
 def _seq_case(fn, model, src, src_lengths, tgt, label: str) -> str:
     with torch.no_grad():
         expected = sequence_log_prob(model, src, src_lengths, tgt).float().cpu()  # (B,)
-        got = fn(model, src.clone(), src_lengths.clone(), tgt.clone())
+        got = call(fn, model, src, src_lengths, tgt,
+                   names=("model", "src", "src_lengths", "tgt"), where=label)
     B = tgt.size(0)
     if not torch.is_tensor(got):
         raise Mismatch(f"{label}: return a tensor of log-probabilities (B,), got "

@@ -17,7 +17,15 @@ import math
 
 import torch
 
-from lib.checks import CheckResult, Mismatch, expect_close, expect_shape, run_checks
+from lib.checks import (
+    DECODING_HINT,
+    CheckResult,
+    Mismatch,
+    call,
+    expect_close,
+    expect_shape,
+    run_checks,
+)
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 
 # ---------------------------------------------------------------------------------------------
@@ -77,10 +85,13 @@ def _greedy_case(fn, name, model, src, lengths, max_len) -> None:
     from lib.search import greedy
 
     expected = [i for i in greedy(model, src, lengths, max_len=max_len)[0].tolist() if i != PAD]
-    got = _as_ids(fn(model, src, lengths, max_len))
+    case = f"{name} (max_len={max_len})"
+    where = f"on {case}"
+    got = _as_ids(call(fn, model, src, lengths, max_len,
+                       names=("model", "src", "src_lengths", "max_len"), hint=DECODING_HINT,
+                       where=case))
     if got == expected:
         return
-    where = f"on {name} (max_len={max_len})"
     if SOS in got or (got and got[0] == SOS):
         raise Mismatch(f"{where} your output contains <sos>: it is the decoder's first input, "
                        f"not a generated token (and <pad>/<sos> are never generated)")
@@ -182,7 +193,7 @@ def _wrong_answers(scores, logp, k):
 
 def _beam_case(fn, scores, logp, k, name) -> None:
     parent, token, best = beam_step_reference(scores, logp, k)
-    got = fn(scores.clone(), logp.clone(), k)
+    got = call(fn, scores, logp, k, names=("scores", "logp", "k"), where=name)
     if not isinstance(got, (tuple, list)) or len(got) != 3:
         raise Mismatch("return three tensors: (parent, token, new_scores), each of shape (k,)")
     g_parent, g_token, g_best = (torch.as_tensor(x) for x in got)
@@ -255,6 +266,9 @@ def check_beam_step(fn) -> CheckResult:
 # ---------------------------------------------------------------------------------------------
 
 
+NORM_NAMES = ("raw", "lengths", "alpha")
+
+
 def check_length_normalisation(fn) -> CheckResult:
     """Check `fn(raw (N,), lengths (N,), alpha) -> raw / lengths**alpha (N,)`."""
     from lib.search import normalize
@@ -264,7 +278,7 @@ def check_length_normalisation(fn) -> CheckResult:
 
     def values():
         for alpha in (0.0, 0.6, 1.0, 1.5):
-            got = torch.as_tensor(fn(raw.clone(), lengths.clone(), alpha))
+            got = torch.as_tensor(call(fn, raw, lengths, alpha, names=NORM_NAMES))
             expected = normalize(raw, lengths.double(), alpha)
             expect_shape(f"the scores for alpha={alpha}", got, (len(raw),))
             if torch.allclose(got.double(), expected.double(), atol=1e-5):
@@ -296,7 +310,7 @@ def check_length_normalisation(fn) -> CheckResult:
             finished = [n for n in pool.nodes if n.status == "finished"]
             raws = torch.tensor([n.raw for n in finished])
             lens = torch.tensor([n.step for n in finished])
-            got = torch.as_tensor(fn(raws, lens, alpha))
+            got = torch.as_tensor(call(fn, raws, lens, alpha, names=NORM_NAMES))
             pick = finished[int(got.argmax())]
             want = res.nbest[0][0][0]  # the winner's ids
             if pool.path(pick.id) != want:

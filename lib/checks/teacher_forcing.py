@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from lib.checks import CheckResult, Mismatch, expect_shape, run_checks
+from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, collate
 from lib.head import masked_cross_entropy
 
@@ -42,7 +42,8 @@ def _as_pair(got, name: str):
 def _shift_case(fn, targets: list[list[int]]) -> str:
     ref = collate([([4], t) for t in targets])  # the source does not matter here
     B, T = ref.tgt_in.shape
-    tgt_in, tgt_out = _as_pair(fn([list(t) for t in targets]), "make_decoder_io")
+    got = call(fn, [list(t) for t in targets], names=("targets",))  # fresh: SHIFT_CASES stays
+    tgt_in, tgt_out = _as_pair(got, "make_decoder_io")
     longest = max(len(t) for t in targets)
     for label, x in (("tgt_in", tgt_in), ("tgt_out", tgt_out)):
         if tuple(x.shape) == (B, longest):
@@ -96,7 +97,7 @@ def _choose(fn, B: int, ratio: float, seed: int) -> torch.Tensor:
     gold = torch.arange(B) + 10  # (B,) the true previous tokens
     own = torch.arange(B) + 10 + B  # (B,) the model's predictions: never equal to gold
     g = torch.Generator().manual_seed(seed)
-    got = fn(gold.clone(), own.clone(), ratio, g)
+    got = call(fn, gold, own, ratio, g, names=("gold", "own", "ratio", "generator"))
     if not torch.is_tensor(got):
         raise Mismatch(f"return the next inputs as a tensor (B,), got {type(got).__name__}")
     expect_shape(f"the next inputs (ratio {ratio})", got, (B,))
@@ -188,7 +189,7 @@ def _forced_case(fn, seed: int, batch) -> str:
     calls = []
     hook = model.decoder.rnn.register_forward_hook(lambda *a: calls.append(1))
     try:
-        got = fn(model, batch)
+        got = call(fn, model, batch, names=("model", "batch"))
     finally:
         hook.remove()
     if not torch.is_tensor(got):

@@ -1,6 +1,6 @@
 """Checkers for the exercises of "From sentences to tensors".
 
-    check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, then <eos>
+    check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, nothing added
     check_pad_batch(pad_batch)               id lists -> padded (B, T) tensor and lengths (B,)
     check_split_by_source(split_by_source)   a split with no English sentence on both sides
 
@@ -14,11 +14,11 @@ import random
 
 import torch
 
-from lib.checks import CheckResult, Mismatch, expect_shape, run_checks
+from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK, Vocab, pad
 
 # ---------------------------------------------------------------------------------------------
-# encode_sentence(tokens, vocab) -> list of ids ending with <eos>
+# encode_sentence(tokens, vocab) -> list of ids, one per token (the source gets no <eos>)
 # ---------------------------------------------------------------------------------------------
 
 _VOCAB = Vocab(list(SPECIALS) + ["i", "am", "cold", ".", "you", "are", "?", "tom"])
@@ -38,43 +38,47 @@ def _as_ids(got) -> list[int]:
 
 
 def _encode_case(fn, tokens: list[str], vocab: Vocab) -> str:
-    expected = vocab.encode(tokens, eos=True)
+    expected = vocab.encode(tokens)  # the source side: no <sos>, no <eos>, as lib.data does
     try:
-        got = _as_ids(fn(list(tokens), vocab))
+        got = _as_ids(call(fn, tokens, vocab, names=("tokens", "vocab")))
     except KeyError as e:
         raise Mismatch(f"encoding {tokens} raised KeyError {e}: a token the vocabulary does not "
                        f"know must become <unk> (id {UNK}), e.g. with vocab.stoi.get(token, "
                        f"UNK)") from None
     if got == expected:
         return f"{tokens} -> {got}"
-    if got == expected[:-1]:
-        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the sentence must end with "
-                       f"<eos> (id {EOS}) so the model learns where it stops")
-    if got[:1] == [SOS] and got[1:] == expected:
-        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the source gets no <sos> "
-                       f"(id {SOS}) at the start, only <eos> at the end")
+    core = got[1:] if got[:1] == [SOS] else got
+    core = core[:-1] if core[-1:] == [EOS] else core
+    if core == expected:
+        added = " and ".join(w for w, on in (("<sos>", got[:1] == [SOS]),
+                                             ("<eos>", got[-1:] == [EOS])) if on)
+        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the source side gets no "
+                       f"{added}. The encoder reads exactly the sentence's tokens "
+                       f"(lib.data.encode_pairs, collate and Seq2Seq.prepare add nothing); "
+                       f"<sos> and <eos> belong to the target side, where the decoder starts "
+                       f"from <sos> and learns to write <eos> to stop")
     if len(got) == len(expected):
         for t, (g, e) in enumerate(zip(got, expected)):
             if g != e:
-                word = tokens[t] if t < len(tokens) else "<eos>"
                 if e == UNK:
-                    raise Mismatch(f"{tokens}: position {t} ({word!r}) is not in the vocabulary "
-                                   f"and should be <unk> (id {UNK}), got {g}")
+                    raise Mismatch(f"{tokens}: position {t} ({tokens[t]!r}) is not in the "
+                                   f"vocabulary and should be <unk> (id {UNK}), got {g}")
                 raise Mismatch(f"{tokens}: got {got}, expected {expected}; position {t} "
-                               f"({word!r}) should be id {e}, got {g}")
+                               f"({tokens[t]!r}) should be id {e}, got {g}")
     raise Mismatch(f"{tokens}: got {len(got)} ids {got}, expected {len(expected)}: {expected} "
-                   f"(one id per token, then <eos>)")
+                   f"(one id per token, nothing added)")
 
 
 def check_encode_sentence(fn, vocab: Vocab | None = None) -> CheckResult:
-    """`fn(tokens, vocab)` must return the ids of the tokens (unknown ones as <unk>) + <eos>."""
+    """`fn(tokens, vocab)` must return one id per token, unknown ones as <unk>, and nothing
+    else: the source side of a pair has no <sos> or <eos> (lib.data.encode_pairs adds none)."""
     vocab = vocab or _VOCAB
     words = [t for t in vocab.itos[4:14]]
     cases = [
         words[:3],
         [words[0], "zzyzx-not-a-word", words[1]],  # an unknown word in the middle
         ["qwerty-unknown"],  # only an unknown word
-        [],  # an empty sentence still gets its <eos>
+        [words[2], "unknown-a", words[2], "unknown-b"],  # a word twice, two unknown words
     ]
     return run_checks("encode_sentence", *[
         (lambda c=c: _encode_case(fn, c, vocab)) for c in cases])
@@ -88,7 +92,7 @@ def check_encode_sentence(fn, vocab: Vocab | None = None) -> CheckResult:
 def _pad_case(fn, seqs: list[list[int]]) -> str:
     expected = pad(seqs)  # (B, T)
     lengths = torch.tensor([len(s) for s in seqs])  # (B,)
-    got = fn([list(s) for s in seqs])
+    got = call(fn, seqs, names=("seqs",))
     if not (isinstance(got, tuple) and len(got) == 2):
         raise Mismatch("return a pair (padded, lengths): the padded (B, T) tensor and the (B,) "
                        "tensor of true lengths")
@@ -145,7 +149,7 @@ def toy_pairs(n_sources: int = 60, seed: int = 1) -> list[tuple[str, str]]:
 
 
 def _split(fn, pairs, n_test, seed):
-    got = fn(list(pairs), n_test, seed)
+    got = call(fn, pairs, n_test, seed, names=("pairs", "n_test", "seed"))
     if not (isinstance(got, tuple) and len(got) == 2):
         raise Mismatch("return a pair (train, test), each a list of (English, French) pairs")
     train, test = got

@@ -13,7 +13,7 @@ best instead of worst) and names them when the learner's answer matches one.
 from __future__ import annotations
 
 from lib.bleu import sentence_bleu
-from lib.checks import CheckResult, Mismatch, run_checks
+from lib.checks import CheckResult, Mismatch, call, run_checks
 from lib.data import tokenize
 from lib.evaluate import sacrebleu_score
 
@@ -44,7 +44,7 @@ def _group(sources, length) -> dict[int, list[int]]:
 
 
 def _bucket_case(fn, sources: list[str]) -> str:
-    got = fn(list(sources))
+    got = call(fn, list(sources), names=("sources",))  # a fresh list: the cases stay
     if not isinstance(got, dict):
         raise Mismatch(f"return a dict {{number of tokens: [indices]}}, got "
                        f"{type(got).__name__}")
@@ -113,7 +113,8 @@ def bucket_bleu_reference(hypotheses, references, buckets) -> dict:
 
 
 def _bleu_case(fn, hyps, refs, buckets) -> str:
-    got = fn(list(hyps), [list(r) for r in refs], {k: list(v) for k, v in buckets.items()})
+    got = call(fn, list(hyps), [list(r) for r in refs], {k: list(v) for k, v in buckets.items()},
+               names=("hypotheses", "references", "buckets"))
     if not isinstance(got, dict):
         raise Mismatch(f"return a dict {{bucket: BLEU}}, got {type(got).__name__}")
     if sorted(got) != sorted(buckets):
@@ -177,7 +178,7 @@ def worst_reference(hypotheses, references) -> int:
 
 
 def _worst_case(fn, hyps, refs) -> str:
-    got = fn(list(hyps), [list(r) for r in refs])
+    got = call(fn, list(hyps), [list(r) for r in refs], names=("hypotheses", "references"))
     if isinstance(got, bool) or not isinstance(got, int):
         try:
             import torch
