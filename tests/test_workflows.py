@@ -1,0 +1,648 @@
+"""Continuous delivery, tested without GitHub: the workflows pass actionlint and call only make
+targets that exist, and scripts/publish.py does the right thing against local stand-ins (a fake
+`gh` on PATH that records its arguments, and a local bare repository as `origin`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, load_script
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+MAKEFILE = ROOT / "Makefile"
+SCRIPT = ROOT / "scripts" / "publish.py"
+RUN_STEP = re.compile(r"make ([A-Za-z0-9][\w.-]*)|\.ci/run")
+
+
+@pytest.fixture(scope="module")
+def publish():
+    """scripts/publish.py as a module."""
+    return load_script("publish")
+
+
+# ---------------------------------------------------------------------------------------------
+# The workflows
+
+
+def actionlint() -> str:
+    """The actionlint binary of requirements.txt (beside this Python, else on PATH)."""
+    beside = Path(sys.executable).parent / "actionlint"
+    found = str(beside) if beside.exists() else shutil.which("actionlint")
+    if found is None:
+        pytest.fail("actionlint is not installed: pip install -r requirements.txt")
+    return found
+
+
+def lint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([actionlint(), "-no-color", "-oneline", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def load_workflow(path: Path) -> dict:
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    workflow["on"] = workflow.pop(True, workflow.get("on"))  # YAML 1.1 reads `on:` as true
+    return workflow
+
+
+def makefile_targets(text: str) -> set[str]:
+    """Targets of `name: ...` rule lines (not `VAR := value`, not `$(STAMP):`)."""
+    return set(re.findall(r"^([A-Za-z0-9][\w.-]*)\s*:(?!=)", text, flags=re.M))
+
+
+def run_step_problems(workflow: dict, targets: set[str]) -> list[str]:
+    """Every `run:` that is not one `make <existing target>` or `.ci/run`."""
+    problems = []
+    for job_name, job in workflow.get("jobs", {}).items():
+        for step in job.get("steps", []):
+            if "run" not in step:
+                continue
+            command = str(step["run"]).strip()
+            match = RUN_STEP.fullmatch(command)
+            if not match:
+                problems.append(f"{job_name}: {command!r} is not one make call")
+            elif match.group(1) and match.group(1) not in targets:
+                problems.append(f"{job_name}: make target {match.group(1)!r} does not exist")
+    return problems
+
+
+def steps(workflow: dict, job: str) -> list[dict]:
+    return workflow["jobs"][job]["steps"]
+
+
+def test_the_workflows_exist():
+    assert [p.name for p in WORKFLOWS] == ["deploy.yml", "test.yml"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_reports_nothing(path):
+    result = lint(path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path):
+    """The linter really runs: a job without runs-on and an unknown context are both reported."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text(textwrap.dedent("""\
+        on: push
+        jobs:
+          build:
+            steps:
+              - run: make ${{ github.no_such_thing }}
+        """), encoding="utf-8")
+    result = lint(broken)
+    assert result.returncode == 1
+    assert '"runs-on" section is missing' in result.stdout
+    assert "no_such_thing" in result.stdout
+
+
+def test_makefile_targets_are_parsed():
+    targets = makefile_targets(MAKEFILE.read_text(encoding="utf-8"))
+    assert {"book", "test", "release", "notebooks", "publish-release",
+            "publish-notebooks"} <= targets
+    assert not {"SHELL", "PY", "STAMP", "$(STAMP)"} & targets
+    assert makefile_targets("A := 1\nb: c\n$(X): y\nc-d.e:\n") == {"b", "c-d.e"}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_run_step_is_one_existing_make_target(path):
+    workflow = load_workflow(path)
+    targets = makefile_targets(MAKEFILE.read_text(encoding="utf-8"))
+    runs = [s["run"] for job in workflow["jobs"] for s in steps(workflow, job) if "run" in s]
+    assert runs, f"{path.name} runs nothing"
+    assert run_step_problems(workflow, targets) == []
+
+
+def test_the_run_step_check_rejects_what_it_should():
+    workflow = {"jobs": {"j": {"steps": [
+        {"run": "make book"}, {"run": ".ci/run"}, {"uses": "actions/checkout@v5"},
+        {"run": "make book && make test"}, {"run": "make no-such-target"},
+        {"run": "pip install -r requirements.txt"}]}}}
+    assert run_step_problems(workflow, {"book", "test"}) == [
+        "j: 'make book && make test' is not one make call",
+        "j: make target 'no-such-target' does not exist",
+        "j: 'pip install -r requirements.txt' is not one make call",
+    ]
+
+
+def test_deploy_builds_publishes_and_deploys_in_order():
+    workflow = load_workflow(ROOT / ".github" / "workflows" / "deploy.yml")
+    assert workflow["on"] == {"push": {"branches": ["main"]}, "workflow_dispatch": None}
+    assert workflow["concurrency"] == {"group": "deploy", "cancel-in-progress": False}
+
+    build = workflow["jobs"]["build"]
+    assert build["runs-on"] == "ubuntu-latest"
+    assert build["permissions"] == {"contents": "write"}
+    uses = [s["uses"].split("@")[0] for s in build["steps"] if "uses" in s]
+    runs = [s["run"] for s in build["steps"] if "run" in s]
+    assert uses == ["actions/checkout", "actions/setup-python", "actions/cache",
+                    "actions/upload-pages-artifact"]
+    assert runs == ["make book", "make publish-release", "make publish-notebooks"]
+    order = [s.get("run") or s["uses"].split("@")[0] for s in build["steps"]]
+    assert order.index("actions/cache") < order.index("make book")
+    assert order[-1] == "actions/upload-pages-artifact"
+    by_use = {s["uses"].split("@")[0]: s for s in build["steps"] if "uses" in s}
+    assert by_use["actions/setup-python"]["with"] == {"python-version": "3.11"}
+    cache = by_use["actions/cache"]["with"]
+    assert cache["path"] == "~/.cache/seq2seq-course"
+    assert "hashFiles('lib/**', 'requirements.txt', 'pyproject.toml')" in cache["key"]
+    assert by_use["actions/upload-pages-artifact"]["with"] == {"path": "_build/html"}
+    release = next(s for s in build["steps"] if s.get("run") == "make publish-release")
+    assert release["env"] == {"GH_TOKEN": "${{ github.token }}"}
+
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "build"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    assert [s["uses"].split("@")[0] for s in deploy["steps"]] == ["actions/deploy-pages"]
+
+
+def test_test_workflow_runs_make_test_on_pull_requests_and_main():
+    workflow = load_workflow(ROOT / ".github" / "workflows" / "test.yml")
+    assert "pull_request" in workflow["on"]
+    assert workflow["on"]["push"] == {"branches": ["main"]}
+    assert [s["run"] for s in steps(workflow, "test") if "run" in s] == ["make test"]
+
+
+@pytest.mark.parametrize("target, command", [
+    ("publish-release", "scripts/publish.py release _build/release"),
+    ("publish-notebooks", "scripts/publish.py notebooks _build/notebooks"),
+])
+def test_publish_targets_call_the_publish_script(target, command):
+    """`make -n` (prints, runs nothing): the target's own recipe ends the plan, after its
+    prerequisites (the release or the notebooks it publishes)."""
+    result = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == f".venv/bin/python {command}"
+    builds = "lib.release --out _build/release" if target == "publish-release" \
+        else "scripts/reader_notebooks.py --out _build/notebooks"
+    assert any(builds in line for line in lines[:-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# publish.py release, against a fake gh
+
+FAKE_GH = """\
+#!{python}
+# A stand-in for the GitHub CLI: records argv (and the sha256 of file arguments), answers
+# `release view` and `release download` from the scenario file.
+import hashlib, json, os, sys
+args = sys.argv[1:]
+record = {{"argv": args, "files": {{}}}}
+for a in args:
+    if os.path.isfile(a):
+        record["files"][a] = hashlib.sha256(open(a, "rb").read()).hexdigest()
+with open(os.environ["FAKE_GH_LOG"], "a") as f:
+    f.write(json.dumps(record) + "\\n")
+scenario = json.load(open(os.environ["FAKE_GH_SCENARIO"]))
+answer = scenario.get(" ".join(args[:2]), {{}})
+sys.stdout.write(answer.get("stdout", ""))
+sys.stderr.write(answer.get("stderr", ""))
+sys.exit(answer.get("exit", 0))
+"""
+
+KEY = "71ebfafbf7db18c7"
+TAG = f"reference-{KEY}"
+CKPT = f"reference-{KEY}.pt"
+NOT_FOUND = {"exit": 1, "stderr": "release not found\n"}
+
+
+class FakeGh:
+    """The fake gh's scenario (what each `gh <group> <command>` answers) and its call log."""
+
+    def __init__(self, root: Path):
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        gh = self.bin / "gh"
+        gh.write_text(FAKE_GH.format(python=sys.executable), encoding="utf-8")
+        gh.chmod(0o755)
+        self.log = root / "gh-calls.jsonl"
+        self.scenario_file = root / "gh-scenario.json"
+        self.scenario({})
+
+    def scenario(self, answers: dict) -> None:
+        self.scenario_file.write_text(json.dumps(answers), encoding="utf-8")
+
+    def view_assets(self, *assets: tuple[str, int], state: str = "uploaded") -> None:
+        listed = [{"name": n, "size": s, "state": state, "label": ""} for n, s in assets]
+        self.scenario({"release view": {"stdout": json.dumps({"assets": listed})}})
+
+    def calls(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def argvs(self) -> list[list[str]]:
+        return [c["argv"] for c in self.calls()]
+
+
+@pytest.fixture
+def gh(tmp_path, monkeypatch):
+    fake = FakeGh(tmp_path)
+    monkeypatch.setenv("PATH", f"{fake.bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_LOG", str(fake.log))
+    monkeypatch.setenv("FAKE_GH_SCENARIO", str(fake.scenario_file))
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    return fake
+
+
+@pytest.fixture
+def release_dir(tmp_path):
+    """A release directory as `make release` writes it: a checkpoint and its manifest."""
+    out = tmp_path / "release"
+    out.mkdir()
+    data = bytes(range(256)) * 40 + b"weights"
+    (out / CKPT).write_bytes(data)
+    # As lib/release.py writes it (extra fields such as "training" are ignored).
+    manifest = {"key": KEY, "file": CKPT, "sha256": hashlib.sha256(data).hexdigest(),
+                "bytes": len(data), "dtype": "float16", "lib_version": "0.1.0",
+                "test_bleu": {"float32": {"greedy": 36.46, "beam5": 39.52},
+                              "float16": {"greedy": 36.4, "beam5": 39.5}},
+                "test_sentences": 3802, "training": {"minutes": 13.8}, "tag": TAG}
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return out
+
+
+def manifest_of(directory: Path) -> dict:
+    return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_new_release_is_created_with_both_files(publish, gh, release_dir, capsys):
+    gh.scenario({"release view": NOT_FOUND})
+    assert publish.publish_release(release_dir) == "created"
+    view, create = gh.calls()
+    assert view["argv"] == ["release", "view", TAG, "--json", "assets"]
+    ckpt, manifest = str(release_dir / CKPT), str(release_dir / "manifest.json")
+    argv = create["argv"]
+    assert argv[:5] == ["release", "create", TAG, ckpt, manifest]
+    options = dict(zip(argv[5::2], argv[6::2]))
+    assert set(options) == {"--title", "--notes"}
+    assert options["--title"] == f"Reference model {KEY}"
+    sha = manifest_of(release_dir)["sha256"]
+    notes = options["--notes"]
+    for expected in (KEY, sha, "BLEU on 3,802 test sentences", "float32 greedy: 36.46",
+                     "float32 beam5: 39.52", "float16 greedy: 36.40", "float16 beam5: 39.50",
+                     "10,247 bytes, float16", "lib version: 0.1.0", "Tatoeba", "CC-BY 2.0 FR",
+                     "https://creativecommons.org/licenses/by/2.0/fr/"):
+        assert expected in notes
+    # gh received the very files the manifest describes.
+    assert create["files"][ckpt] == sha
+    assert create["files"][manifest] == hashlib.sha256(
+        (release_dir / "manifest.json").read_bytes()).hexdigest()
+    assert f"release {TAG}: created" in capsys.readouterr().out
+
+
+def test_a_flat_bleu_field_is_accepted_too(publish, gh, release_dir):
+    rewrite(release_dir, test_bleu=..., test_sentences=..., bleu={"greedy": 36.46, "beam5": 39.5})
+    gh.scenario({"release view": NOT_FOUND})
+    assert publish.publish_release(release_dir) == "created"
+    notes = gh.argvs()[1][gh.argvs()[1].index("--notes") + 1]
+    assert "- held-out BLEU:\n  - greedy: 36.46\n  - beam5: 39.50\n" in notes
+
+
+def test_new_release_targets_the_built_commit_from_the_cli(gh, release_dir, monkeypatch):
+    """Actions sets GITHUB_SHA: the new tag points at the commit that was built."""
+    gh.scenario({"release view": NOT_FOUND})
+    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
+    result = subprocess.run([sys.executable, str(SCRIPT), "release", str(release_dir)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    create = gh.argvs()[1]
+    assert create[create.index("--target") + 1] == "a" * 40
+
+
+def test_complete_release_is_left_alone(publish, gh, release_dir, capsys):
+    size = manifest_of(release_dir)["bytes"]
+    gh.view_assets((CKPT, size), ("manifest.json", 300))
+    assert publish.publish_release(release_dir) == "unchanged"
+    assert gh.argvs() == [["release", "view", TAG, "--json", "assets"]]
+    assert "already published" in capsys.readouterr().out
+
+
+def test_release_missing_its_manifest_gets_only_the_manifest(publish, gh, release_dir):
+    gh.view_assets((CKPT, manifest_of(release_dir)["bytes"]))
+    assert publish.publish_release(release_dir) == "uploaded"
+    assert gh.argvs()[1:] == [["release", "upload", TAG, str(release_dir / "manifest.json"),
+                               "--clobber"]]
+
+
+def test_release_missing_its_checkpoint_gets_it_after_checking_the_manifest(
+        publish, gh, release_dir):
+    published = (release_dir / "manifest.json").read_text(encoding="utf-8")
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+                     {"name": "manifest.json", "size": 300, "state": "uploaded"}]})},
+                 "release download": {"stdout": published}})
+    assert publish.publish_release(release_dir) == "uploaded"
+    assert gh.argvs()[1:] == [
+        ["release", "download", TAG, "--pattern", "manifest.json", "--output", "-"],
+        ["release", "upload", TAG, str(release_dir / CKPT), "--clobber"]]
+
+
+def test_an_unfinished_upload_counts_as_missing(publish, gh, release_dir):
+    size = manifest_of(release_dir)["bytes"]
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+        {"name": CKPT, "size": size, "state": "uploaded"},
+        {"name": "manifest.json", "size": 0, "state": "starter"}]})}})
+    assert publish.publish_release(release_dir) == "uploaded"
+    assert gh.argvs()[-1] == ["release", "upload", TAG, str(release_dir / "manifest.json"),
+                              "--clobber"]
+
+
+def test_a_different_published_checkpoint_is_never_completed(publish, gh, release_dir):
+    gh.view_assets((CKPT, 999))
+    with pytest.raises(publish.PublishError, match=r"already holds .*999 bytes.*published once"):
+        publish.publish_release(release_dir)
+    assert len(gh.argvs()) == 1  # nothing uploaded
+
+
+def test_a_different_published_digest_is_never_completed(publish, gh, release_dir):
+    size = manifest_of(release_dir)["bytes"]
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+        {"name": CKPT, "size": size, "state": "uploaded", "digest": "sha256:" + "0" * 64}]})}})
+    with pytest.raises(publish.PublishError, match="sha256:0000"):
+        publish.publish_release(release_dir)
+    assert len(gh.argvs()) == 1
+
+
+def test_a_published_manifest_for_another_checkpoint_is_not_completed(publish, gh, release_dir):
+    theirs = dict(manifest_of(release_dir), sha256="f" * 64)
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+                     {"name": "manifest.json", "size": 300}]})},
+                 "release download": {"stdout": json.dumps(theirs)}})
+    with pytest.raises(publish.PublishError, match="differs from the local one in sha256"):
+        publish.publish_release(release_dir)
+    assert [a[:2] for a in gh.argvs()] == [["release", "view"], ["release", "download"]]
+
+
+def test_gh_failure_is_reported_with_its_message(publish, gh, release_dir):
+    gh.scenario({"release view": {"exit": 4, "stderr": "HTTP 401: Bad credentials\n"}})
+    with pytest.raises(publish.PublishError, match=r"release view .*exit 4.*Bad credentials"):
+        publish.publish_release(release_dir)
+
+
+def test_gh_missing_from_path_is_a_clear_error(publish, release_dir, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(publish.PublishError, match=r"gh \(the GitHub CLI\) is not on PATH"):
+        publish.publish_release(release_dir)
+
+
+def rewrite(directory: Path, **changes) -> None:
+    manifest = manifest_of(directory)
+    for name, value in changes.items():
+        if value is ...:
+            del manifest[name]
+        else:
+            manifest[name] = value
+    (directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"sha256": ...}, "field 'sha256' is missing"),
+    ({"key": ""}, "field 'key' must be a non-empty string"),
+    ({"file": "../elsewhere.pt"}, "field 'file' must be a plain file name"),
+    ({"sha256": "ABC"}, "field 'sha256' must be 64 lowercase hex digits"),
+    ({"bytes": "10247"}, "field 'bytes' must be a positive integer"),
+    ({"bytes": True}, "field 'bytes' must be a positive integer"),
+    ({"bytes": 10}, "field 'bytes' is 10, but .* has 10247 bytes"),
+    ({"sha256": "0" * 64}, "field 'sha256' is 0{64}, but .* hashes to"),
+    ({"file": "other.pt"}, "field 'file' names .*other.pt, which does not exist"),
+    ({"tag": "reference-other"}, "field 'tag' must be a tag name without spaces that contains"),
+    ({"test_bleu": ...}, r"field 'test_bleu' \(or 'bleu'\) is missing"),
+    ({"test_bleu": {}}, "field 'test_bleu' must be a non-empty object"),
+    ({"test_bleu": {"float16": {"greedy": "high"}}},
+     "field 'test_bleu.float16.greedy' must be a number, not 'high'"),
+    ({"test_bleu": ..., "bleu": {"greedy": None}}, "field 'bleu.greedy' must be a number"),
+    ({"dtype": 16}, "field 'dtype' must be a string"),
+])
+def test_bad_manifest_is_refused_naming_the_field(publish, gh, release_dir, changes, message):
+    rewrite(release_dir, **changes)
+    with pytest.raises(publish.PublishError, match=message) as caught:
+        publish.publish_release(release_dir)
+    assert str(release_dir / "manifest.json") in str(caught.value)
+    assert gh.calls() == []  # nothing is asked of GitHub before the manifest is right
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "manifest.json: missing"),
+    ("{not json", "manifest.json: not valid JSON"),
+    ("[1, 2]", "manifest.json: must hold a JSON object, not list"),
+])
+def test_missing_or_unreadable_manifest_is_refused(publish, gh, release_dir, content, message):
+    path = release_dir / "manifest.json"
+    if content is None:
+        path.unlink()
+    else:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(publish.PublishError, match=message):
+        publish.publish_release(release_dir)
+    assert gh.calls() == []
+
+
+def test_cli_reports_errors_on_stderr_with_exit_1(gh, release_dir):
+    (release_dir / "manifest.json").unlink()
+    result = subprocess.run([sys.executable, str(SCRIPT), "release", str(release_dir)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith("publish.py release: error: ")
+    assert "manifest.json: missing" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# publish.py notebooks, against a local bare repository as origin
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          check=True, timeout=60).stdout.strip()
+
+
+@pytest.fixture
+def hermetic_git(tmp_path, monkeypatch):
+    """No user or system git configuration leaks into the test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                 "GIT_COMMITTER_EMAIL", "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def caller(tmp_path, hermetic_git):
+    """A checkout on branch main with a staged and an unstaged change, and a bare origin."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    repo = tmp_path / "checkout"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    git(repo, "config", "user.name", "Course Maintainer")
+    git(repo, "config", "user.email", "maintainer@example.org")
+    (repo / "README.md").write_text("course\n", encoding="utf-8")
+    (repo / "lib.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "origin", "main")
+    (repo / "lib.py").write_text("x = 2\n", encoding="utf-8")
+    git(repo, "add", "lib.py")
+    (repo / "README.md").write_text("course, edited\n", encoding="utf-8")
+    (repo / "untracked.txt").write_text("mine\n", encoding="utf-8")
+    return repo, origin
+
+
+def checkout_state(repo: Path) -> dict:
+    """Everything of the caller's checkout that publishing must leave alone.
+
+    Only origin/notebooks may move: git's push and fetch keep a remote-tracking ref in step
+    with the remote, as they do for any push.
+    """
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    return {"head": git(repo, "symbolic-ref", "HEAD"), "commit": git(repo, "rev-parse", "HEAD"),
+            "refs": [r for r in refs if not r.startswith("refs/remotes/origin/notebooks ")],
+            "index": git(repo, "ls-files", "--stage"), "staged": git(repo, "diff", "--cached"),
+            "unstaged": git(repo, "diff"), "status": git(repo, "status", "--porcelain", "-uall"),
+            "files": {p.name: p.read_bytes() for p in repo.iterdir() if p.is_file()}}
+
+
+def tree_of(origin: Path, ref: str) -> dict[str, tuple[str, bytes]]:
+    """path -> (mode, content) of every file in `ref` of the bare repository."""
+    files = {}
+    for line in git(origin, "ls-tree", "-r", ref).splitlines():
+        meta, path = line.split("\t", 1)
+        mode, _, blob = meta.split()
+        content = subprocess.run(["git", "-C", str(origin), "cat-file", "blob", blob],
+                                 capture_output=True, check=True).stdout
+        files[path] = (mode, content)
+    return files
+
+
+def parents(origin: Path, ref: str) -> list[str]:
+    return git(origin, "rev-list", "--parents", "-n", "1", ref).split()[1:]
+
+
+@pytest.fixture
+def notebooks(tmp_path):
+    out = tmp_path / "notebooks"
+    out.mkdir()
+    (out / "encoder.ipynb").write_text('{"cells": []}\n', encoding="utf-8")
+    (out / "decoder.ipynb").write_text('{"cells": [1]}\n', encoding="utf-8")
+    (out / "README.md").write_text("# Reader notebooks\n", encoding="utf-8")
+    return out
+
+
+def test_notebooks_publish_commits_exactly_dir_and_keeps_history(publish, caller, notebooks,
+                                                                  capsys):
+    repo, origin = caller
+    before = checkout_state(repo)
+    (notebooks / "run.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    (notebooks / "run.sh").chmod(0o755)
+
+    first = publish.publish_notebooks(notebooks, repo=repo)
+    assert git(origin, "rev-parse", "refs/heads/notebooks") == first
+    assert parents(origin, first) == []
+    assert tree_of(origin, first) == {
+        "README.md": ("100644", b"# Reader notebooks\n"),
+        "decoder.ipynb": ("100644", b'{"cells": [1]}\n'),
+        "encoder.ipynb": ("100644", b'{"cells": []}\n'),
+        "run.sh": ("100755", b"#!/bin/sh\n")}
+    short = git(repo, "rev-parse", "--short", "HEAD")
+    assert git(origin, "log", "-1", "--format=%s|%an", first) == \
+        f"Reader notebooks built from {short}|Course Maintainer"
+    assert "as the first commit of the branch" in capsys.readouterr().out
+    assert checkout_state(repo) == before
+
+    # A change (one file edited, one removed, one added, in a subfolder): one new commit on top.
+    (notebooks / "encoder.ipynb").write_text('{"cells": [2]}\n', encoding="utf-8")
+    (notebooks / "README.md").unlink()
+    (notebooks / "extra").mkdir()
+    (notebooks / "extra" / "data.txt").write_text("d\n", encoding="utf-8")
+    second = publish.publish_notebooks(notebooks, repo=repo)
+    assert second != first
+    assert git(origin, "rev-parse", "refs/heads/notebooks") == second
+    assert parents(origin, second) == [first]
+    assert tree_of(origin, second) == {
+        "decoder.ipynb": ("100644", b'{"cells": [1]}\n'),
+        "encoder.ipynb": ("100644", b'{"cells": [2]}\n'),
+        "extra/data.txt": ("100644", b"d\n"),
+        "run.sh": ("100755", b"#!/bin/sh\n")}
+    assert f"on top of {first[:12]}" in capsys.readouterr().out
+    assert checkout_state(repo) == before
+
+    # Unchanged: no commit, nothing pushed.
+    assert publish.publish_notebooks(notebooks, repo=repo) is None
+    assert git(origin, "rev-parse", "refs/heads/notebooks") == second
+    assert git(origin, "rev-list", "--count", "refs/heads/notebooks") == "2"
+    assert "nothing to commit" in capsys.readouterr().out
+    assert checkout_state(repo) == before
+    assert git(origin, "for-each-ref", "--format=%(refname)").splitlines() == [
+        "refs/heads/main", "refs/heads/notebooks"]
+
+
+def test_notebooks_cli_takes_remote_branch_and_repo(caller, notebooks, tmp_path):
+    """A fresh runner has no git identity: the commit is the Actions bot's."""
+    repo, origin = caller
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    other = tmp_path / "pages.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
+    git(repo, "remote", "add", "pages", str(other))
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "notebooks", str(notebooks), "--remote", "pages",
+         "--branch", "reader", "--repo", str(repo), "--message", "Notebooks of the course"],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert set(tree_of(other, "refs/heads/reader")) == {"README.md", "decoder.ipynb",
+                                                        "encoder.ipynb"}
+    assert git(other, "log", "-1", "--format=%s|%an|%ae", "reader") == (
+        "Notebooks of the course|github-actions[bot]|"
+        "41898282+github-actions[bot]@users.noreply.github.com")
+    assert git(origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+
+
+def test_notebooks_refuses_a_missing_dir(publish, caller, tmp_path):
+    repo, _ = caller
+    with pytest.raises(publish.PublishError, match=r"nowhere: no such directory"):
+        publish.publish_notebooks(tmp_path / "nowhere", repo=repo)
+
+
+def test_notebooks_refuses_an_empty_dir(publish, caller, tmp_path):
+    repo, origin = caller
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    with pytest.raises(publish.PublishError, match=r"empty: empty; refusing to publish"):
+        publish.publish_notebooks(empty, repo=repo)
+    assert git(origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+
+
+def test_notebooks_refuses_a_file_as_dir(publish, caller, tmp_path):
+    repo, _ = caller
+    (tmp_path / "file.ipynb").write_text("{}", encoding="utf-8")
+    with pytest.raises(publish.PublishError, match=r"file.ipynb: not a directory"):
+        publish.publish_notebooks(tmp_path / "file.ipynb", repo=repo)
+
+
+def test_notebooks_names_a_missing_remote(publish, caller, notebooks):
+    repo, _ = caller
+    with pytest.raises(publish.PublishError, match=r"no git remote named 'upstream'"):
+        publish.publish_notebooks(notebooks, remote="upstream", repo=repo)
+
+
+def test_notebooks_cli_error_on_stderr_with_exit_1(caller, tmp_path):
+    repo, _ = caller
+    result = subprocess.run([sys.executable, str(SCRIPT), "notebooks", str(tmp_path / "none"),
+                             "--repo", str(repo)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith("publish.py notebooks: error: ")
+    assert "no such directory" in result.stderr
