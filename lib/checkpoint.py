@@ -2,12 +2,16 @@
 
 A checkpoint is a plain dict of tensors, strings and numbers written by `torch.save` and read
 with `torch.load(weights_only=True)`, so opening a file from the internet cannot run code.
+`torch.save` writes a zip archive with a CRC-32 per member, but `torch.load` never checks them:
+a damaged file can load silently and translate nonsense. `read` checks every CRC first.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import zipfile
+import zlib
 from pathlib import Path
 
 import torch
@@ -22,11 +26,19 @@ class CheckpointError(ValueError):
     """A checkpoint is corrupt, of another format, or does not fit the requested model."""
 
 
-def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None) -> Path:
-    """Write model weights, config, vocabularies and `extra` (e.g. training info) atomically."""
+def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None,
+         dtype: torch.dtype | None = None) -> Path:
+    """Write model weights, config, vocabularies and `extra` (e.g. training info) atomically.
+
+    `dtype` (e.g. torch.float16) stores the floating-point weights in that precision, to halve a
+    download; `load` casts them back to the model's float32 parameters.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise ValueError(f"dtype must be a floating-point torch dtype or None, got {dtype!r}")
+    state = {k: v.detach().cpu().to(dtype if dtype and v.is_floating_point() else v.dtype)
+             .contiguous() for k, v in model.state_dict().items()}
     blob = {"format": FORMAT, "config": model.config.to_dict(),
             "src_itos": model.src_vocab.itos, "tgt_itos": model.tgt_vocab.itos,
             "state_dict": state, "extra": extra or {}}
@@ -53,6 +65,7 @@ def read(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    check_archive(path)
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
@@ -62,6 +75,23 @@ def read(path: str | os.PathLike) -> dict:
         raise CheckpointError(f"{path} is not a seq2seq-course checkpoint (format {found!r}, "
                               f"expected {FORMAT!r})")
     return blob
+
+
+def check_archive(path: str | os.PathLike) -> None:
+    """Raise CheckpointError unless `path` is a zip archive whose every member matches its CRC."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    # zipfile raises many types for a damaged directory: RuntimeError for a garbled flag
+    # ("encrypted"), NotImplementedError for a garbled compression method, UnicodeDecodeError
+    # for a garbled name, ...
+    except (zipfile.BadZipFile, EOFError, zlib.error, OSError, NotImplementedError,
+            RuntimeError, UnicodeDecodeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a torch file ({e}); "
+                              f"delete it and download or train it again") from e
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {path} is corrupt: its member {bad} fails its CRC "
+                              f"check; delete it and download or train it again")
 
 
 def load(path: str | os.PathLike, config: ModelConfig | None = None, device=None) -> Seq2Seq:

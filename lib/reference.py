@@ -1,8 +1,12 @@
-"""The reference model every chapter uses: from the cache, a download, or training.
+"""The reference model every chapter uses: from the cache, the published release, or training.
 
-`lib.pretrained()` never retrains when a fresh cached model exists. The cache key hashes the
-configs below, the corpus checksum and the code of the modules that shape training, so changing
-any of them trains a new model instead of silently showing a stale one.
+`lib.pretrained()` tries, in order: the cached file for the current cache key (its archive is
+checked first); the checkpoint published for that key (`make release` writes it, CI publishes it
+as a release asset, see lib.release), downloaded once with its sha256 checked against the
+release's manifest; training, with a message that says why. A file that fails a check is
+deleted, never trusted. The cache key hashes the configs below, the corpus checksum and the code
+of the modules that shape training, so changing any of them gives a new model instead of
+silently showing a stale one.
 
     python -m lib.reference --train     # (re)train, then print held-out BLEU and minutes
 """
@@ -13,38 +17,22 @@ import argparse
 import ast
 import hashlib
 import json
-import os
 from pathlib import Path
 
-from lib import checkpoint
+from lib import checkpoint, links
 from lib.data import DataConfig, corpus_path, load_corpus
 from lib.model import ModelConfig, Seq2Seq
 from lib.train import TrainConfig
 
 DATA = DataConfig()
-# Chosen by a measured sweep (BLEU against target tokens seen; see README "The reference model"):
-# batch 128 makes twice the updates of 256 for the same tokens, which matters more than the
-# CPU speed lost; label smoothing 0.1 and dropout 0.1 each added about 1 BLEU; a higher learning
-# rate, dropout 0.3, a reversed source or min_freq 5 scored lower. The moving average of the
-# weights (ema) lifted the 5-minute snapshot by about 1-2 BLEU in a probe at about 5 ms per
-# step. The shortlist softmax (1,000 most frequent words + the batch's targets + 500 rare words
-# drawn per step, lib.head.shortlist_cross_entropy) trains 1.31x as many target tokens per
-# second as the full softmax (bench/training.py); 6.4 epochs fill the 15-minute CPU budget.
-# Without the drawn words the model kept a third of its probability on unlisted words.
-# Validation checks every 50 steps on 250 sentences (the cost of 100 x 500) put the 5-minute
-# snapshot at 5.0 min instead of 4.7 (evaluation uses no randomness: same final weights).
-# Measured (make train, 2 cores): 13.7 min at 4,103 tokens/s; greedy 36.46, beam 5 39.52
-# (lib.search defaults), 30.36 greedy after 5.0 min. Full softmax, 5.2 epochs: 14.0 min, greedy
-# 35.02, beam 5 38.84, 28.2 greedy after 4.8 min.
+# Chosen by a measured sweep of held-out BLEU against target tokens trained on (bench/sweep.py;
+# docs and README "The reference model"). Training time and BLEU: `make train`, bench/training.py.
 MODEL = dict(emb_dim=256, hidden_size=512, num_layers=2, dropout=0.1, feed_context=True)
 TRAIN = TrainConfig(epochs=6.4, batch_size=128, lr=2e-3, label_smoothing=0.1, ema=0.995,
                     shortlist=1000, samples=500, eval_every=50, eval_sentences=250)
 EARLY_MINUTES = 5.0  # the model as it was after this much training is also scored (a target)
 
-# Where readers fetch a published checkpoint (one place; $SEQ2SEQ_PRETRAINED_URL and
-# $SEQ2SEQ_PRETRAINED_SHA256 override it). None: no checkpoint is published, so train locally.
-PRETRAINED_URL: str | None = None
-PRETRAINED_SHA256: str | None = None
+MANIFEST = "manifest.json"  # beside every published checkpoint: key, sha256, bytes, BLEU
 
 # The modules whose code decides what training produces.
 _TRAINING_CODE = ("data", "encoder", "decoder", "head", "model", "train")
@@ -122,28 +110,85 @@ def train_reference(progress: bool = True, device=None, path: Path | None = None
     return model, hist
 
 
-def _download(url: str, sha256: str | None) -> Path:
-    from lib.download import cache_dir, download
+def release_tag(key: str) -> str:
+    """The GitHub release that holds the checkpoint for cache key `key`."""
+    return f"reference-{key}"
 
-    name = "pretrained-" + hashlib.sha256(url.encode()).hexdigest()[:12] + ".pt"
-    return download(url, cache_dir() / name, sha256)
+
+def fetch_published(dest: Path, key: str, progress: bool = True) -> Path:
+    """Download the checkpoint published for `key` to `dest`, checked against its manifest.
+
+    The manifest (small JSON) must name this key; the checkpoint must then have its sha256 and
+    byte count. Raises lib.download.DownloadError (or ChecksumError) when it cannot.
+    """
+    from lib.download import DownloadError, cache_dir, download
+
+    tag = release_tag(key)
+
+    def check_manifest(path: Path) -> None:
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+            ok = found["key"] == key and len(found["sha256"]) == 64 and found["bytes"] > 0
+        except (ValueError, KeyError, TypeError) as e:
+            raise DownloadError(f"the release manifest of {tag} is not valid: {e!r}") from e
+        if not ok:
+            raise DownloadError(f"the release manifest of {tag} is for key {found.get('key')}, "
+                                f"not {key}, or lacks sha256/bytes")
+
+    manifest_path = cache_dir() / f"{tag}.{MANIFEST}"
+    manifest_path.unlink(missing_ok=True)  # always the published one: it is a few bytes
+    download(links.release_asset(tag, MANIFEST), manifest_path, verify=check_manifest,
+             progress=False)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    return download(links.release_asset(tag, manifest["file"]), dest, manifest["sha256"],
+                    size=manifest["bytes"], progress=progress)
 
 
 def pretrained(device=None, download: bool = True, train: bool = True,
                progress: bool = True) -> Seq2Seq:
-    """The reference model: cached if fresh, else downloaded if published, else trained."""
+    """The reference model: cached if fresh, else downloaded if published, else trained.
+
+    The model's `source` attribute says which: "cache", "download" or "training".
+    """
+    from lib.checkpoint import CheckpointError
+
     path = cache_path()
+    key = path.stem.split("-", 1)[1]
     if path.is_file():
-        return checkpoint.load(path, device=device)
-    url = os.environ.get("SEQ2SEQ_PRETRAINED_URL", PRETRAINED_URL)
-    sha = os.environ.get("SEQ2SEQ_PRETRAINED_SHA256", PRETRAINED_SHA256)
-    if download and url:
-        return checkpoint.load(_download(url, sha), device=device)
+        try:
+            return _loaded(path, device, "cache")
+        except CheckpointError as e:
+            path.unlink(missing_ok=True)
+            print(f"The cached reference model was damaged and is deleted: {e}")
+    if download:
+        from lib.download import DownloadError
+
+        try:
+            fetch_published(path, key, progress=progress)
+            return _loaded(path, device, "download")
+        except (DownloadError, CheckpointError, OSError) as e:
+            path.unlink(missing_ok=True)  # never leave a file that would win every later call
+            why = f"no usable published checkpoint for key {key} ({e})"
+    else:
+        why = "downloading is turned off (download=False)"
     if not train:
         raise FileNotFoundError(f"no reference model at {path} and training is disabled; "
                                 f"run `make train` (or `python -m lib.reference --train`)")
+    from lib.device import pick_device
+
+    slow = pick_device(device).type == "cpu"
+    print(f"Training the reference model here, because {why}. This takes "
+          f"{'15 to 25 minutes on a CPU' if slow else 'one to two minutes on this GPU'}; "
+          f"the result is cached in {path.parent} and later calls load it in seconds.")
     model, _ = train_reference(progress=progress, device=device)
+    model.source = "training"
     return model.to(model.device)
+
+
+def _loaded(path: Path, device, source: str) -> Seq2Seq:
+    model = checkpoint.load(path, device=device)
+    model.source = source
+    return model
 
 
 def main(argv=None) -> None:

@@ -243,7 +243,9 @@ def test_corrupt_or_truncated_file_names_the_file(saved, tmp_path, damage):
     }[damage]
     bad = tmp_path / f"{damage}.pt"
     bad.write_bytes(content)
-    with pytest.raises(CheckpointError, match=_named(bad) + " is corrupt or not a torch file"):
+    expected = " is corrupt: its member .* fails its CRC" if damage == "flipped" else \
+        " is corrupt or not a torch file"
+    with pytest.raises(CheckpointError, match=_named(bad) + expected):
         checkpoint.load(bad, device="cpu")
 
 
@@ -299,3 +301,60 @@ def test_save_only_writes_what_load_accepts(tmp_path, value):
 
 def test_checkpoint_error_is_a_value_error():
     assert issubclass(CheckpointError, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Damage that torch.load would not notice, and half-precision storage
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_single_bit_flip_is_refused_or_changes_nothing(tmp_path):
+    """torch.load ignores the archive's CRCs; read() checks them. Flip each byte's lowest bit of
+    a small checkpoint in turn: the result must be a CheckpointError or the very same content."""
+    model = tiny_model(emb_dim=2, hidden_size=4, num_layers=1, dropout=0.0)
+    path = checkpoint.save(model, tmp_path / "m.pt", extra={"note": "flip"})
+    original = checkpoint.read(path)
+    raw = path.read_bytes()
+    damaged = tmp_path / "damaged.pt"
+    refused = unchanged = 0
+    for offset in range(len(raw)):
+        blob = bytearray(raw)
+        blob[offset] ^= 0x01
+        damaged.write_bytes(bytes(blob))
+        try:
+            got = checkpoint.read(damaged)
+        except CheckpointError:
+            refused += 1
+            continue
+        same = got.keys() == original.keys() and all(
+            torch.equal(got["state_dict"][k], v) for k, v in original["state_dict"].items()) \
+            and all(got[k] == original[k] for k in original if k != "state_dict")
+        assert same, f"a flipped bit at byte {offset} loaded silently with other content"
+        unchanged += 1
+    assert refused > len(raw) // 2  # every byte of every member is covered by a CRC
+
+
+def test_a_flip_inside_the_weights_names_the_damaged_member(saved, tmp_path):
+    _, path = saved
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0x10
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=_named(bad) + r" is corrupt: its member .* fails its CRC"):
+        checkpoint.load(bad)
+
+
+def test_half_precision_storage_halves_the_file_and_loads_as_float32(saved, tmp_path):
+    model, full_path = saved
+    half_path = checkpoint.save(model, tmp_path / "half.pt", dtype=torch.float16)
+    stored = checkpoint.read(half_path)["state_dict"]
+    assert all(v.dtype == torch.float16 for v in stored.values() if v.is_floating_point())
+    weights = sum(v.numel() for v in model.state_dict().values())
+    assert full_path.stat().st_size - half_path.stat().st_size >= 2 * weights - 4096
+    loaded = checkpoint.load(half_path, device="cpu")
+    for name, value in model.state_dict().items():
+        got = loaded.state_dict()[name]
+        assert got.dtype == value.dtype
+        torch.testing.assert_close(got, value.to(torch.float16).to(value.dtype), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="dtype must be a floating-point torch dtype"):
+        checkpoint.save(model, tmp_path / "x.pt", dtype=torch.int8)

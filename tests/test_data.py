@@ -3,8 +3,11 @@ batches. Oracles are hand-written expectations and direct recomputations from th
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import random
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,11 +18,22 @@ from lib.data import EOS, PAD, SOS, SPECIALS, UNK, CorpusError, Vocab
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)"
 
 
+# The developers' and CI's copy of the corpus, beside the repository (not part of the package).
+SHARED_COPY = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
+
+
 @pytest.fixture(scope="module")
-def corpus_file():
-    path = data.corpus_path(download=False)
-    assert path.is_file()
+def corpus_file(monkeypatch_module):
+    monkeypatch_module.delenv(data.DATA_ENV, raising=False)
+    path = data.corpus_path()
+    assert path == data.PACKAGED_CORPUS and path.is_file()
     return path
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as m:
+        yield m
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +44,7 @@ def pairs(corpus_file):
 @pytest.fixture(scope="module")
 def raw_lines(corpus_file):
     """The corpus as raw (English, French) strings, parsed here without lib.data."""
-    with open(corpus_file, encoding="utf-8") as f:
+    with gzip.open(corpus_file, "rt", encoding="utf-8") as f:
         return [tuple(line.rstrip("\n").split("\t")[:2]) for line in f if line.strip()]
 
 
@@ -117,7 +131,7 @@ def test_normalized_corpus_has_no_unicode_spaces_or_curly_quotes(pairs):
 
 
 def _raw_sample():
-    with open(data.corpus_path(download=False), encoding="utf-8") as f:
+    with gzip.open(data.PACKAGED_CORPUS, "rt", encoding="utf-8") as f:
         return [tuple(next(f).split("\t")[:2]) for _ in range(50)]
 
 
@@ -127,9 +141,8 @@ def _raw_sample():
 
 
 def test_real_corpus_is_the_documented_copy(corpus_file, pairs, raw_lines):
-    from lib.download import sha256_of
-
-    assert sha256_of(corpus_file) == data.CORPUS_SHA256
+    with gzip.open(corpus_file, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == data.CORPUS_SHA256
     assert len(pairs) == data.CORPUS_PAIRS == len(raw_lines) == 76_036
     assert pairs[0] == ("Go.", "Va !")
     assert pairs[1] == ("Run!", "Cours !")  # "Cours\u202f!" in the file
@@ -148,10 +161,52 @@ def test_corpus_path_env_override(tmp_path, monkeypatch):
         data.corpus_path()
 
 
-def test_corpus_path_finds_the_shared_copy(monkeypatch):
+def test_the_packaged_corpus_has_the_bytes_of_the_developers_copy(corpus_file):
+    if not SHARED_COPY.is_file():
+        pytest.skip(f"no developers' copy at {SHARED_COPY} to compare with")
+    with gzip.open(corpus_file, "rb") as f:
+        assert f.read() == SHARED_COPY.read_bytes()
+    assert data.corpus_sha256(SHARED_COPY) == data.corpus_sha256(corpus_file) \
+        == data.CORPUS_SHA256
+
+
+def test_the_packaged_corpus_is_checked_before_use(tmp_path, monkeypatch):
+    real = data.PACKAGED_CORPUS.read_bytes()
+    bad = tmp_path / "fra-eng.txt.gz"
+    bad.write_bytes(gzip.compress(b"Go.\tVa !\n", mtime=0))
     monkeypatch.delenv(data.DATA_ENV, raising=False)
-    path = data.corpus_path(download=False)
-    assert path.parts[-3:] == ("data", "fra-eng", "fra.txt") and path.is_file()
+    monkeypatch.setattr(data, "PACKAGED_CORPUS", bad)
+    with pytest.raises(CorpusError, match=r"has sha256 [0-9a-f]{64}, expected 253b377b.*damaged"):
+        data.corpus_path()
+    truncated = tmp_path / "cut.txt.gz"
+    truncated.write_bytes(real[:5000])
+    with pytest.raises(CorpusError, match="corrupt"):
+        data.read_pairs(truncated)
+    with pytest.raises(CorpusError, match="corrupt"):
+        data.corpus_sha256(truncated)
+    monkeypatch.setattr(data, "PACKAGED_CORPUS", tmp_path / "missing.gz")
+    with pytest.raises(CorpusError, match="missing: reinstall the package"):
+        data.corpus_path()
+
+
+def test_the_public_file_is_an_explicit_opt_in_that_warns(monkeypatch, tmp_path):
+    import lib.download
+
+    fetched = tmp_path / "fra.txt"
+    monkeypatch.setattr(lib.download, "fetch_corpus", lambda: fetched)
+    with pytest.warns(UserWarning, match="every measured number will differ"):
+        assert data.corpus_path(public=True) == fetched
+
+
+def test_no_corpus_is_fetched_by_default(monkeypatch):
+    import lib.download
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the corpus must not be downloaded unless asked for")
+
+    monkeypatch.setattr(lib.download, "fetch_corpus", refuse)
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    assert len(data.read_pairs()) == data.CORPUS_PAIRS
 
 
 def test_two_and_three_column_files_give_the_same_pairs(tmp_path, raw_lines):

@@ -3,7 +3,6 @@ without side effects. The reference model is never trained here: tiny configs ar
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import importlib.util
 import inspect
@@ -20,9 +19,9 @@ import pytest
 import torch
 
 import lib
-from lib import checkpoint, data, reference
+from lib import checkpoint, data, links, reference
 from lib.data import DataConfig, Vocab
-from lib.download import ChecksumError
+from lib.download import sha256_of
 from lib.model import ModelConfig, Seq2Seq
 from lib.train import TrainConfig
 
@@ -45,14 +44,21 @@ def one_thread():
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """A private cache, no published checkpoint, automatic device; the corpus as configured."""
+    """A private cache, releases at a closed local port (nothing published), automatic device."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("SEQ2SEQ_CACHE", str(cache))
-    for name in ("SEQ2SEQ_PRETRAINED_URL", "SEQ2SEQ_PRETRAINED_SHA256", "SEQ2SEQ_DEVICE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(reference, "PRETRAINED_URL", None)
-    monkeypatch.setattr(reference, "PRETRAINED_SHA256", None)
+    monkeypatch.delenv("SEQ2SEQ_DEVICE", raising=False)
+    monkeypatch.setenv(links.RELEASE_ENV, f"http://127.0.0.1:{_closed_port()}/releases")
     return cache
+
+
+def _closed_port() -> int:
+    """A local port that nothing listens on: a download from it fails at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -89,12 +95,10 @@ def _same_weights(a, b):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_key_is_short_hex_and_hashes_the_real_corpus():
-    from lib.download import sha256_of
-
+def test_key_is_short_hex_and_hashes_the_corpus_text():
     key = reference.reference_key()
     assert re.fullmatch(r"[0-9a-f]{16}", key)
-    assert key == reference.reference_key(sha256_of(data.corpus_path())) \
+    assert key == reference.reference_key(data.corpus_sha256(data.corpus_path())) \
         == reference.reference_key(data.CORPUS_SHA256)
     assert reference.cache_path().name == f"reference-{key}.pt"
 
@@ -226,17 +230,31 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def served(tmp_path):
-    """A tiny checkpoint served on 127.0.0.1: (model, url, sha256, request log)."""
-    root = tmp_path / "served"
-    sv = Vocab(list(data.SPECIALS) + ["hello", "."])
-    tv = Vocab(list(data.SPECIALS) + ["bonjour", "."])
+def _publish(root: Path, model, for_key: str, **manifest_changes) -> dict:
+    """Lay out a release as GitHub serves it: <root>/<tag>/<file> and <tag>/manifest.json."""
+    tag = reference.release_tag(for_key)
+    path = checkpoint.save(model, root / tag / f"reference-{for_key}.pt",
+                           extra={"published": True})
+    manifest = {"key": for_key, "tag": tag, "file": path.name, "sha256": sha256_of(path),
+                "bytes": path.stat().st_size, **manifest_changes}
+    (root / tag / reference.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    return manifest
+
+
+def _small_model(src_words: list[str], tgt_words: list[str]) -> Seq2Seq:
+    sv, tv = Vocab(list(data.SPECIALS) + src_words), Vocab(list(data.SPECIALS) + tgt_words)
     torch.manual_seed(4)
-    model = Seq2Seq(ModelConfig(len(sv), len(tv), emb_dim=4, hidden_size=8, num_layers=1,
-                                dropout=0.0), sv, tv)
-    path = checkpoint.save(model, root / "tiny.pt", extra={"published": True})
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return Seq2Seq(ModelConfig(len(sv), len(tv), emb_dim=4, hidden_size=8, num_layers=1,
+                               dropout=0.0), sv, tv)
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """A tiny checkpoint published for the current key on 127.0.0.1:
+    (model, release folder, request log); $SEQ2SEQ_RELEASE_URL points at it."""
+    root = tmp_path / "served"
+    model = _small_model(["hello", "."], ["bonjour", "."])
+    _publish(root, model, reference.reference_key())
 
     def handler(*args, **kwargs):
         return _Handler(*args, directory=str(root), **kwargs)
@@ -246,64 +264,105 @@ def served(tmp_path):
     httpd.requests = []
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     host, port = httpd.server_address[:2]
-    yield model, f"http://{host}:{port}/tiny.pt", sha, httpd.requests
+    monkeypatch.setenv(links.RELEASE_ENV, f"http://{host}:{port}")
+    yield model, root, httpd.requests
     httpd.shutdown()
     httpd.server_close()
 
 
-def test_pretrained_downloads_a_published_checkpoint(served, isolated, monkeypatch):
-    model, url, sha, requests = served
+def _release_requests(key: str) -> list[str]:
+    tag = reference.release_tag(key)
+    return [f"/{tag}/{reference.MANIFEST}", f"/{tag}/reference-{key}.pt"]
+
+
+def test_pretrained_downloads_the_checkpoint_published_for_its_key(served, isolated,
+                                                                    monkeypatch, capsys):
+    model, _, requests = served
     _forbid_training(monkeypatch)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_URL", url)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_SHA256", sha)
     got = reference.pretrained(device="cpu", progress=False)
     assert _same_weights(got, model) and got.extra == {"published": True}
-    assert requests == ["/tiny.pt"]
-    files = [p for p in isolated.iterdir()]
-    assert len(files) == 1 and files[0].name.startswith("pretrained-")
-    assert hashlib.sha256(files[0].read_bytes()).hexdigest() == sha
-    again = reference.pretrained(device="cpu", progress=False)  # verified copy, no network
-    assert _same_weights(again, model) and requests == ["/tiny.pt"]
+    assert got.source == "download"
+    key = reference.reference_key()
+    assert requests == _release_requests(key)
+    path = reference.cache_path()
+    assert path.is_file() and not list(isolated.glob("*.part-*"))
+    again = reference.pretrained(device="cpu", progress=False)  # the cache, no network
+    assert _same_weights(again, model) and again.source == "cache"
+    assert requests == _release_requests(key)
+    assert "Training" not in capsys.readouterr().out
 
 
-def test_pretrained_download_url_in_the_module_constant(served, monkeypatch):
-    model, url, sha, requests = served
+def test_the_release_url_is_derived_from_the_repository(monkeypatch):
+    monkeypatch.delenv(links.RELEASE_ENV, raising=False)
+    assert links.release_asset("reference-abc", "manifest.json") == \
+        f"{links.REPOSITORY}/releases/download/reference-abc/manifest.json"
+    monkeypatch.setenv(links.RELEASE_ENV, "http://127.0.0.1:9/rel/")
+    assert links.release_asset("t", "f.pt") == "http://127.0.0.1:9/rel/t/f.pt"
+
+
+def test_a_checkpoint_with_a_wrong_checksum_is_not_kept_and_training_says_why(
+        served, isolated, tiny, capsys):
+    _, root, requests = served
+    key = reference.reference_key()  # the tiny configs: a new key, published below
+    model = _small_model(["a", "b"], ["c", "d"])
+    _publish(root, model, key, sha256="0" * 64)
+    got = reference.pretrained(device="cpu", progress=False)
+    assert len(tiny) == 1 and got.source == "training"
+    out = capsys.readouterr().out
+    assert f"Training the reference model here, because no usable published checkpoint for key " \
+           f"{key}" in out and "sha256" in out
+    assert requests == _release_requests(key)
+    # What is cached now is the trained model, not the bad download; no part file is left.
+    assert _same_weights(checkpoint.load(reference.cache_path(), device="cpu"), got)
+    assert not list(isolated.glob("*.part-*"))
+
+
+def test_a_manifest_for_another_key_is_refused(served, tiny, capsys):
+    _, root, _ = served
+    key = reference.reference_key()
+    model = _small_model(["a", "b"], ["c", "d"])
+    _publish(root, model, key, key="f" * 16)
+    assert reference.pretrained(device="cpu", progress=False).source == "training"
+    assert f"is for key {'f' * 16}, not {key}" in capsys.readouterr().out
+
+
+def test_a_damaged_cached_file_is_deleted_and_downloaded_again(served, monkeypatch, capsys):
+    model, _, requests = served
     _forbid_training(monkeypatch)
-    monkeypatch.setattr(reference, "PRETRAINED_URL", url)
-    monkeypatch.setattr(reference, "PRETRAINED_SHA256", sha)
-    assert _same_weights(reference.pretrained(device="cpu", progress=False), model)
-    assert requests == ["/tiny.pt"]
+    reference.pretrained(device="cpu", progress=False)
+    path = reference.cache_path()
+    blob = bytearray(path.read_bytes())
+    blob[len(blob) // 2] ^= 0x01  # one flipped bit inside the weights
+    path.write_bytes(bytes(blob))
+    got = reference.pretrained(device="cpu", progress=False)
+    assert "damaged and is deleted" in capsys.readouterr().out
+    assert got.source == "download" and _same_weights(got, model)
+    assert len(requests) == 4 and sha256_of(path) == sha256_of(
+        served[1] / reference.release_tag(reference.reference_key()) / path.name)
 
 
-def test_a_wrong_checksum_raises_and_leaves_no_file(served, isolated, monkeypatch):
-    _, url, sha, requests = served
+def test_nothing_published_and_training_disabled_names_the_command(isolated, monkeypatch):
     _forbid_training(monkeypatch)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_URL", url)
-    wrong = hashlib.sha256(b"something else").hexdigest()
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_SHA256", wrong)
-    with pytest.raises(ChecksumError, match=rf"has sha256 {sha}, expected {wrong}"):
-        reference.pretrained(device="cpu", progress=False)
-    assert requests == ["/tiny.pt"]
-    assert list(isolated.iterdir()) == []  # no checkpoint, no partial download
+    with pytest.raises(FileNotFoundError, match="make train"):
+        reference.pretrained(train=False, progress=False)
+    assert list(isolated.iterdir()) == [] or not list(isolated.glob("reference-*.pt"))
 
 
 def test_download_false_does_not_touch_the_network(served, monkeypatch):
-    _, url, sha, requests = served
+    _, _, requests = served
     _forbid_training(monkeypatch)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_URL", url)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_SHA256", sha)
     with pytest.raises(FileNotFoundError, match="make train"):
         reference.pretrained(download=False, train=False)
     assert requests == []
 
 
-def test_a_fresh_cache_wins_over_the_download(served, tiny, monkeypatch):
-    _, url, sha, requests = served
-    trained = reference.pretrained(device="cpu", progress=False)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_URL", url)
-    monkeypatch.setenv("SEQ2SEQ_PRETRAINED_SHA256", sha)
+def test_a_fresh_cache_wins_over_the_download(served, tiny):
+    _, _, requests = served
+    trained = reference.pretrained(device="cpu", progress=False)  # nothing published: 404
+    assert trained.source == "training"
+    assert requests == _release_requests(reference.reference_key())[:1]
     assert _same_weights(reference.pretrained(device="cpu"), trained)
-    assert requests == [] and len(tiny) == 1
+    assert len(requests) == 1 and len(tiny) == 1  # the cache: no new request, no training
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""Publish the reference model: its checkpoint for the current cache key, and a manifest.
+
+    make release      # = python -m lib.release --out _build/release
+
+Readers then get the model in seconds instead of training it (lib.reference.pretrained): the
+manifest names the key, and gives the checkpoint's sha256 and byte count, which the download
+must match. The weights are stored in half precision when that moves neither greedy nor beam-5
+BLEU on the test split by more than TOLERANCE (measured here, each time, and written into the
+manifest); otherwise in full precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from lib import __version__, checkpoint, reference
+from lib.download import sha256_of
+
+TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam 5
+BEAM = 5
+
+
+def _bleu(model, test) -> dict[str, float]:
+    from lib.evaluate import evaluate_bleu
+
+    return {"greedy": round(evaluate_bleu(model, test), 2),
+            f"beam{BEAM}": round(evaluate_bleu(model, test, beam_size=BEAM), 2)}
+
+
+def _rounded(model, dtype: torch.dtype):
+    """A copy of `model` whose weights went through `dtype` and back: what a reader loads."""
+    rounded = copy.deepcopy(model)
+    rounded.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v
+                             for k, v in model.state_dict().items()})  # cast back to float32
+    return rounded
+
+
+def write_release(out: Path, device: str = "cpu") -> dict:
+    """Write the checkpoint and manifest.json for the current key into `out`; return the manifest.
+
+    The reference model must be cached (`make reference`); it is never trained here.
+    """
+    from lib.data import load_corpus
+
+    model = reference.pretrained(device=device, download=False, train=False, progress=False)
+    key = reference.reference_key()
+    test = load_corpus(reference.DATA).split.test
+    bleu = {"float32": _bleu(model, test), "float16": _bleu(_rounded(model, torch.float16), test)}
+    cost = {name: bleu["float32"][name] - bleu["float16"][name] for name in bleu["float32"]}
+    dtype = "float16" if all(abs(c) <= TOLERANCE for c in cost.values()) else "float32"
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"reference-{key}.pt"
+    for stale in out.glob("reference-*.pt"):  # one key per release folder
+        if stale.name != name:
+            stale.unlink()
+    path = checkpoint.save(model, out / name, extra=model.extra, dtype=getattr(torch, dtype))
+    extra = model.extra
+    manifest = {
+        "key": key, "tag": reference.release_tag(key), "file": name,
+        "sha256": sha256_of(path), "bytes": path.stat().st_size, "dtype": dtype,
+        "lib_version": __version__,
+        "test_bleu": bleu, "bleu_tolerance": TOLERANCE, "test_sentences": len(test),
+        "training": {"minutes": round(extra.get("minutes", 0.0), 2),
+                     "tokens_per_second": round(extra.get("tokens_per_second", 0.0))},
+        "data": "Tatoeba English-French pairs (tatoeba.org), CC-BY 2.0 FR",
+    }
+    tmp = out / f"{reference.MANIFEST}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, out / reference.MANIFEST)
+    return manifest
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("_build/release"))
+    args = parser.parse_args(argv)
+    manifest = write_release(args.out)
+    bleu = manifest["test_bleu"]
+    print(f"{args.out / manifest['file']}: {manifest['bytes'] / 1e6:.1f} MB, {manifest['dtype']}, "
+          f"sha256 {manifest['sha256']}")
+    for dtype, scores in bleu.items():
+        print(f"  test BLEU with {dtype} weights: greedy {scores['greedy']:.2f}, "
+              f"beam {BEAM} {scores[f'beam{BEAM}']:.2f}")
+    print(f"{args.out / reference.MANIFEST} written (release tag {manifest['tag']})")
+
+
+if __name__ == "__main__":
+    main()
