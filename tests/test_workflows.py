@@ -590,6 +590,21 @@ def test_notebooks_publish_commits_exactly_dir_and_keeps_history(publish, caller
         "refs/heads/main", "refs/heads/notebooks"]
 
 
+def test_notebooks_publish_from_a_shallow_checkout(publish, caller, notebooks, tmp_path):
+    """actions/checkout clones main alone at depth 1: the branch's tip is fetched to be parent."""
+    repo, origin = caller
+    first = publish.publish_notebooks(notebooks, repo=repo)
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "main",
+                    f"file://{origin}", str(shallow)], check=True, timeout=60)
+    assert git(shallow, "rev-parse", "--is-shallow-repository") == "true"
+    (notebooks / "decoder.ipynb").write_text('{"cells": [3]}\n', encoding="utf-8")
+    second = publish.publish_notebooks(notebooks, repo=shallow)
+    assert parents(origin, second) == [first]
+    assert tree_of(origin, second)["decoder.ipynb"] == ("100644", b'{"cells": [3]}\n')
+    assert git(shallow, "rev-parse", "--is-shallow-repository") == "true"
+
+
 def test_notebooks_cli_takes_remote_branch_and_repo(caller, notebooks, tmp_path):
     """A fresh runner has no git identity: the commit is the Actions bot's."""
     repo, origin = caller
