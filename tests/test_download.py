@@ -1,11 +1,20 @@
 """lib.download against an HTTP server on 127.0.0.1 that the tests start: no real internet."""
 
+import contextlib
 import hashlib
 import http.server
 import io
+import math
+import os
+import re
+import shutil
+import ssl
 import subprocess
 import sys
 import threading
+import time
+import urllib.parse
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -18,10 +27,28 @@ GOOD_SHA = hashlib.sha256(GOOD).hexdigest()
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves the server's directory, counts requests, and has two misbehaving routes."""
+    """Serves the server's directory, counts requests, and has misbehaving routes.
+
+    ``/chunked/<name>`` and ``/close/<name>`` send a served file with no Content-Length (chunked
+    encoding, or until the connection closes); ``?cut=N`` sends only its first N bytes, as a
+    complete-looking transfer. ``/drip`` and ``/drip-headers`` send one byte every 50 ms.
+    """
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
         self.server.requests.append(self.path)
+        path, _, query = self.path.partition("?")
+        if path.startswith(("/chunked/", "/close/")):
+            return self._send_without_length(path, urllib.parse.parse_qs(query))
+        if path == "/drip":  # promises a megabyte, then one byte at a time until released
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            self._drip(lambda: self.wfile.write(b"x"))
+            return
+        if path == "/drip-headers":  # a status line, then a header that never ends
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nX-Slow: ")
+            self._drip(lambda: self.wfile.write(b"z"))
+            return
         if self.path == "/truncated":  # promises 1000 bytes, sends 100, hangs up
             self.send_response(200)
             self.send_header("Content-Length", "1000")
@@ -39,8 +66,63 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
+    def _drip(self, send_one):
+        """A byte every 50 ms for 30 s at most: a broken deadline fails a test, not hangs it."""
+        stop = time.monotonic() + 30
+        try:
+            while not self.server.release.wait(0.05) and time.monotonic() < stop:
+                send_one()
+                self.wfile.flush()
+        except OSError:  # the client hung up, as it should
+            pass
+
+    def _send_without_length(self, path, query):
+        kind, name = path.strip("/").split("/", 1)
+        data = (Path(self.directory) / name).read_bytes()
+        if "cut" in query:
+            data = data[: int(query["cut"][0])]
+        if kind == "chunked":
+            self.protocol_version = "HTTP/1.1"
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for start in range(0, len(data), 4096):
+                piece = data[start : start + 4096]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")  # a proper end: the transfer looks complete
+        else:  # HTTP/1.0 style: the body ends when the connection closes
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(data)
+        self.close_connection = True
+
     def log_message(self, *args):  # keep pytest output clean
         pass
+
+
+@contextlib.contextmanager
+def _serving(root: Path, context: ssl.SSLContext | None = None):
+    """Serve ``root`` on 127.0.0.1 (over TLS with ``context``): yields (base URL, server)."""
+
+    def handler(*args, **kwargs):
+        return _Handler(*args, directory=str(root), **kwargs)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if context is not None:
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    httpd.daemon_threads = True
+    httpd.requests = []
+    httpd.release = threading.Event()
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    host, port = httpd.server_address[:2]
+    try:
+        yield f"{'https' if context else 'http'}://{host}:{port}", httpd
+    finally:
+        httpd.release.set()
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.fixture
@@ -48,21 +130,8 @@ def server(tmp_path):
     """(base URL, served directory, server); ``server.requests`` lists the paths asked for."""
     root = tmp_path / "served"
     root.mkdir()
-
-    def handler(*args, **kwargs):
-        return _Handler(*args, directory=str(root), **kwargs)
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    httpd.requests = []
-    httpd.release = threading.Event()
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    host, port = httpd.server_address[:2]
-    yield f"http://{host}:{port}", root, httpd
-    httpd.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+    with _serving(root) as (base, httpd):
+        yield base, root, httpd
 
 
 @pytest.fixture
@@ -246,3 +315,309 @@ def test_cache_dir_honours_env_and_is_created_lazily(tmp_path, monkeypatch):
     monkeypatch.delenv("SEQ2SEQ_CACHE")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert dl.cache_dir() == tmp_path / ".cache" / "seq2seq-course"
+
+
+# --- the overall deadline ---------------------------------------------------------------------
+
+
+def _deadline_bytes(message: str) -> int:
+    """The byte count a deadline error reports."""
+    return int(re.search(r"after (\d+) bytes", message).group(1))
+
+
+def test_drip_feeding_server_is_stopped_at_the_deadline(server, out):
+    base, _, _ = server
+    start = time.monotonic()
+    with pytest.raises(dl.DownloadError, match=r"exceeded its deadline of 1\.5 s") as err:
+        # The default 60 s per-read timeout never fires: a byte arrives every 50 ms.
+        dl.download(f"{base}/drip", out / "d.bin", GOOD_SHA, progress=False, deadline=1.5)
+    elapsed = time.monotonic() - start
+    assert 1.4 < elapsed < 10, elapsed
+    assert f"{base}/drip" in str(err.value) and str(out / "d.bin") in str(err.value)
+    assert 0 < _deadline_bytes(str(err.value)) < 1_000_000  # some bytes came, not all
+    assert list(out.iterdir()) == []
+
+
+def test_drip_fed_headers_are_stopped_at_the_deadline(server, out):
+    base, _, _ = server
+    start = time.monotonic()
+    with pytest.raises(dl.DownloadError, match=r"deadline of 1 s after 0 bytes") as err:
+        dl.download(f"{base}/drip-headers", out / "h.bin", GOOD_SHA, progress=False, deadline=1)
+    assert time.monotonic() - start < 10
+    assert f"{base}/drip-headers" in str(err.value)
+    assert list(out.iterdir()) == []
+
+
+def _self_signed(folder: Path) -> Path:
+    """A certificate and key for 127.0.0.1 in one PEM file, made with the openssl command."""
+    pem = folder / "localhost.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(pem), "-out", str(folder / "cert.pem")],
+        check=True, capture_output=True, timeout=60,
+    )
+    pem.write_text(pem.read_text() + (folder / "cert.pem").read_text())
+    return pem
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_deadline_also_stops_a_drip_over_tls(tmp_path, out, monkeypatch):
+    """Over HTTPS the deadline shuts down the socket under the TLS layer; the test trusts its own
+    certificate through SSL_CERT_FILE, which the default context reads."""
+    root = tmp_path / "served"
+    root.mkdir()
+    (root / "f.txt").write_bytes(GOOD)
+    pem = _self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(pem))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pem)
+    with _serving(root, context) as (base, _):
+        assert base.startswith("https://")
+        got = dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False, deadline=30)
+        assert got.read_bytes() == GOOD  # TLS itself works, so the failure below is the deadline
+        start = time.monotonic()
+        with pytest.raises(dl.DownloadError, match=r"deadline of 1\.5 s after \d+ bytes"):
+            dl.download(f"{base}/drip", out / "d.bin", GOOD_SHA, progress=False, deadline=1.5)
+        assert time.monotonic() - start < 10
+    assert sorted(p.name for p in out.iterdir()) == ["f.txt"]
+
+
+def test_a_fast_download_leaves_no_deadline_timer_running(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False, deadline=600)
+    timers = [t for t in threading.enumerate() if isinstance(t, threading.Timer)]
+    for t in timers:
+        t.join(5)
+    assert not any(t.is_alive() for t in timers)
+
+
+# --- no file is kept unverified ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["chunked", "close"])
+def test_no_length_and_no_check_is_refused(server, out, route):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    url = f"{base}/{route}/f.txt"
+    with pytest.raises(dl.DownloadError, match="no Content-Length") as err:
+        dl.download(url, out / "f.txt", progress=False)
+    msg = str(err.value)
+    assert url in msg and "cannot be told from a truncated one" in msg
+    assert f"nothing was saved at {out / 'f.txt'}" in msg
+    assert list(out.iterdir()) == []
+
+
+def test_no_length_with_an_accepting_verify_is_kept(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    seen = []
+
+    def verify(path):
+        seen.append((path.name, path.read_bytes()))
+
+    got = dl.download(f"{base}/chunked/f.txt", out / "f.txt", progress=False, verify=verify)
+    assert got.read_bytes() == GOOD
+    # It ran once, on the complete temporary file, before the rename.
+    assert len(seen) == 1 and re.fullmatch(r"f\.txt\.part-[0-9a-f]{8}", seen[0][0])
+    assert seen[0][1] == GOOD
+    assert sorted(p.name for p in out.iterdir()) == ["f.txt"]
+
+
+@pytest.mark.parametrize("check", ["sha256", "size"])
+def test_no_length_with_a_sha256_or_size_is_kept(server, out, check):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    kwargs = {"sha256": GOOD_SHA} if check == "sha256" else {"size": len(GOOD)}
+    got = dl.download(f"{base}/chunked/f.txt", out / "f.txt", progress=False, **kwargs)
+    assert got.read_bytes() == GOOD
+
+
+@pytest.mark.parametrize("check", ["sha256", "size", "verify"])
+def test_truncated_chunked_transfer_is_rejected_by_each_check(server, out, check):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+
+    def verify(path):
+        if path.stat().st_size != len(GOOD):
+            raise ValueError(f"{path.name} is short")
+
+    kwargs = {"sha256": {"sha256": GOOD_SHA}, "size": {"size": len(GOOD)},
+              "verify": {"verify": verify}}[check]
+    url = f"{base}/chunked/f.txt?cut=1000"
+    expected = {"sha256": "has sha256", "size": f"gave 1000 bytes but {len(GOOD)} were expected",
+                "verify": r"failed its check: f\.txt\.part-[0-9a-f]{8} is short"}[check]
+    with pytest.raises(dl.DownloadError, match=expected) as err:
+        dl.download(url, out / "f.txt", progress=False, **kwargs)
+    assert url in str(err.value)
+    if check == "verify":
+        assert isinstance(err.value.__cause__, ValueError)  # the verifier's own error is kept
+    assert list(out.iterdir()) == []
+
+
+def test_size_disagreeing_with_content_length_is_refused_before_the_body(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    url = f"{base}/f.txt"
+    with pytest.raises(dl.DownloadError) as err:
+        dl.download(url, out / "f.txt", GOOD_SHA, size=len(GOOD) + 1, progress=False)
+    msg = str(err.value)
+    assert msg.startswith(f"{url} announces {len(GOOD)} bytes (Content-Length) but "
+                          f"{len(GOOD) + 1} were expected")
+    assert list(out.iterdir()) == []
+
+
+def test_right_size_with_content_length_is_kept(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    got = dl.download(f"{base}/f.txt", out / "f.txt", size=len(GOOD), progress=False)
+    assert got.read_bytes() == GOOD
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped"])
+def test_fetch_corpus_rejects_a_damaged_zip_sent_without_length(server, out, damage):
+    base, root, _ = server
+    archive = _zip_bytes({"fra.txt": GOOD, "_about.txt": b"about"})
+    (root / "fra-eng.zip").write_bytes(archive)
+    if damage == "truncated":  # a chunked transfer cut short but ended properly
+        url = f"{base}/chunked/fra-eng.zip?cut={len(archive) // 2}"
+    else:  # right length, one byte of compressed data flipped: only the CRC check can tell
+        data = bytearray(archive)
+        data[60] ^= 0xFF
+        (root / "bad.zip").write_bytes(bytes(data))
+        url = f"{base}/chunked/bad.zip"
+    with pytest.raises(dl.DownloadError, match="failed its check") as err:
+        dl.fetch_corpus(out, url=url, sha256=None, progress=False)
+    assert url in str(err.value) and isinstance(err.value.__cause__, dl.ArchiveError)
+    assert list(out.iterdir()) == []
+
+
+def test_fetch_corpus_keeps_a_whole_zip_sent_without_length(server, out):
+    base, root, _ = server
+    (root / "fra-eng.zip").write_bytes(_zip_bytes({"fra.txt": GOOD, "_about.txt": b"about"}))
+    text = dl.fetch_corpus(out, url=f"{base}/chunked/fra-eng.zip", sha256=None, progress=False)
+    assert text.read_bytes() == GOOD
+    assert sorted(p.name for p in out.iterdir()) == ["fra-eng.zip", "fra.txt"]
+
+
+def test_fetch_corpus_replaces_a_damaged_cached_zip(server, out):
+    base, root, httpd = server
+    archive = _zip_bytes({"fra.txt": GOOD})
+    (root / "fra-eng.zip").write_bytes(archive)
+    (out / "fra-eng.zip").write_bytes(archive[: len(archive) // 2])  # an old truncated copy
+    with pytest.warns(UserWarning, match="fails its check.*deleting it and downloading again"):
+        text = dl.fetch_corpus(out, url=f"{base}/fra-eng.zip", sha256=None, progress=False)
+    assert text.read_bytes() == GOOD and (out / "fra-eng.zip").read_bytes() == archive
+    assert httpd.requests == ["/fra-eng.zip"]
+
+
+def test_check_zip_names_a_missing_member(out):
+    (out / "a.zip").write_bytes(_zip_bytes({"_about.txt": b"about"}))
+    with pytest.raises(dl.ArchiveError, match=r"a\.zip has no member 'fra\.txt'"):
+        dl.check_zip(out / "a.zip", members=["fra.txt"])
+    dl.check_zip(out / "a.zip")  # no member asked for: a sound archive passes
+
+
+# --- an existing destination ------------------------------------------------------------------
+
+
+def test_existing_file_of_the_right_size_or_verified_is_reused(server, out):
+    base, root, httpd = server
+    (root / "f.txt").write_bytes(GOOD)
+    (out / "f.txt").write_bytes(GOOD)
+    calls = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dl.download(f"{base}/f.txt", out / "f.txt", size=len(GOOD), progress=False)
+        dl.download(f"{base}/f.txt", out / "f.txt", verify=calls.append, progress=False)
+    assert httpd.requests == [] and calls == [out / "f.txt"]
+
+
+@pytest.mark.parametrize("check", ["size", "verify"])
+def test_existing_file_failing_size_or_verify_is_downloaded_again(server, out, check):
+    base, root, httpd = server
+    (root / "f.txt").write_bytes(GOOD)
+    (out / "f.txt").write_bytes(b"half a fi")
+
+    def verify(path):
+        if path.read_bytes() != GOOD:
+            raise ValueError("not the greeting")
+
+    kwargs = {"size": {"size": len(GOOD)}, "verify": {"verify": verify}}[check]
+    expected = {"size": f"has 9 bytes, expected {len(GOOD)}",
+                "verify": r"fails its check \(not the greeting\)"}[check]
+    with pytest.warns(UserWarning, match=expected + ": deleting it and downloading again"):
+        dl.download(f"{base}/f.txt", out / "f.txt", progress=False, **kwargs)
+    assert (out / "f.txt").read_bytes() == GOOD
+    assert httpd.requests == ["/f.txt"]
+
+
+# --- stale temporary files --------------------------------------------------------------------
+
+
+def _part(path: Path, age: float) -> Path:
+    """A leftover file at ``path`` last written ``age`` seconds ago."""
+    path.write_bytes(b"part")
+    then = time.time() - age
+    os.utime(path, (then, then))
+    return path
+
+
+def test_stale_parts_are_removed_and_fresh_ones_kept(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    stale = _part(out / "f.txt.part-0123abcd", 2 * 3600)  # a killed download, long ago
+    fresh = _part(out / "f.txt.part-89abcdef", 0)  # another process may be writing it now
+    # Older than this call's 2 s deadline but not the default's: another process's download
+    # may have a longer deadline than this call.
+    recent = _part(out / "f.txt.part-00ff00ff", dl.DEFAULT_DEADLINE / 2)
+    others = [  # another file's part, and names the downloader never makes
+        _part(out / name, 2 * 3600)
+        for name in ["g.txt.part-0123abcd", "f.txt.part-notmine!", "f.txt.partial"]
+    ]
+    dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False, deadline=2)
+    assert not stale.exists()
+    assert fresh.exists() and recent.exists() and all(p.exists() for p in others)
+    assert (out / "f.txt").read_bytes() == GOOD
+
+
+def test_remove_stale_parts_uses_the_age_it_is_given(out):
+    old = _part(out / "m.pt.part-aaaaaaaa", 30)
+    new = _part(out / "m.pt.part-bbbbbbbb", 0)
+    assert dl.remove_stale_parts(out / "m.pt", older_than=10) == [old]
+    assert not old.exists() and new.exists()
+    assert dl.remove_stale_parts(out / "missing-dir" / "m.pt") == []
+
+
+def test_killed_extraction_parts_are_cleaned_too(out):
+    (out / "a.zip").write_bytes(_zip_bytes({"fra.txt": GOOD}))
+    _part(out / "fra.txt.part-0000beef", 2 * dl.DEFAULT_DEADLINE)
+    dl.extract_member(out / "a.zip", "fra.txt", out / "fra.txt")
+    assert sorted(p.name for p in out.iterdir()) == ["a.zip", "fra.txt"]
+
+
+# --- bad arguments ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"deadline": 0}, ValueError, "deadline must be a positive, finite number"),
+        ({"deadline": -5}, ValueError, "deadline must be .* got -5"),
+        ({"deadline": math.inf}, ValueError, "deadline must be .* got inf"),
+        ({"deadline": "60"}, ValueError, "deadline must be .* got '60'"),
+        ({"timeout": 0}, ValueError, "timeout must be a positive"),
+        ({"size": -1}, ValueError, "size must be a byte count >= 0, got -1"),
+        ({"size": 1.5}, TypeError, "size must be an int"),
+        ({"size": True}, TypeError, "size must be an int"),
+        ({"verify": "zip"}, TypeError, "verify must be a callable"),
+        ({"sha256": "abc"}, ValueError, "sha256 must be 64 hex digits, got 'abc'"),
+    ],
+)
+def test_bad_arguments_are_named_before_anything_is_fetched(server, out, kwargs, error, match):
+    base, root, httpd = server
+    (root / "f.txt").write_bytes(GOOD)
+    with pytest.raises(error, match=match):
+        dl.download(f"{base}/f.txt", out / "f.txt", progress=False, **kwargs)
+    assert httpd.requests == [] and list(out.iterdir()) == []
