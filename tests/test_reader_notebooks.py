@@ -1,0 +1,447 @@
+"""Reader notebooks (scripts/reader_notebooks.py): what a reader sees in Colab and JupyterLab.
+
+Unit tests convert small hand-written chapters and compare with the exact Markdown expected.
+The tests on the built website (skipped under a bare pytest without `_build/html`, failing
+under `make test`) convert every chapter and check it against what the build computed: every
+glued value is there as the website shows it, no MyST syntax is left, solutions are collapsed
+and never run, no outputs, the setup cell first; and the website's Colab buttons and downloads
+give these notebooks.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import nbformat
+import pytest
+from conftest import load_script
+
+rn = load_script("reader_notebooks")
+WEB = "https://owner.github.io/repo/"
+REFS = WEB + "book/references.html"
+
+
+def _g(plain: str, **more) -> dict:
+    return {"data": {"text/plain": plain, **more}, "metadata": {}}
+
+
+@pytest.fixture
+def site():
+    return rn.Site(
+        website=WEB,
+        glue={
+            "book/ch": {
+                "n": _g("1234"), "bleu": _g("36.4612"), "share": _g("0.0521"),
+                "word": _g("'<eos> *x*'"),
+                "note": _g("<IPython.core.display.Markdown object>",
+                           **{"text/markdown": "**bold** ({cite:t}`cho2014`)"}),
+            },
+            "book/other": {"k": _g("5")},
+        },
+        docs={"book/ch": "The chapter", "book/other": "Other page",
+              "book/references": "References"},
+        labels={"sec-x": ("book/other.html#sec-x", "A section")},
+        numbers={"ch-ex-1": ("book/ch.html#ch-ex-1", "Exercise 3"),
+                 "ch-ex-2": ("book/ch.html#ch-ex-2", "Exercise 4")},
+        equations={"eq-loss": ("book/ch.html#equation-eq-loss", "7")},
+        citations={"cho2014": ("Cho et al.", "2014"), "fa2017": ("Freitag and Al-Onaizan", "2017")},
+    )
+
+
+@pytest.fixture
+def conv(site):
+    return rn.Converter(site, "book/ch")
+
+
+# --- inline roles -----------------------------------------------------------------------------
+
+
+def test_glue_roles_become_the_built_values(conv):
+    text = ("BLEU {glue:text}`bleu:.2f` on {glue:text}`n:,d` sentences "
+            "({glue:text}`share:.1%`); {glue}`n` and {glue:}`n`; from another page "
+            "{glue:text}`other::k:d`; the word {glue:text}`word`; {glue:md}`note`.")
+    assert conv.convert(text) == (
+        "BLEU 36.46 on 1,234 sentences (5.2%); 1234 and 1234; from another page 5; the word "
+        f"&lt;eos&gt; \\*x\\*; **bold** ([Cho et al. (2014)]({REFS})).")
+
+
+def test_glue_any_shows_a_string_as_the_website_does(conv):
+    """{glue} shows text/plain as written, so a glued string keeps its quotes, as on the site."""
+    assert conv.convert("{glue}`word`") == "'&lt;eos&gt; \\*x\\*'"
+
+
+@pytest.mark.parametrize("plain", ["36.4612", "1234", "'Je suis.'", "0.00012", "7"])
+@pytest.mark.parametrize("spec", ["", "s", ".2f", ".1%", ".3g", ".1e", ",d", "d"])
+def test_glue_formatting_is_myst_nbs(plain, spec):
+    """The formatting of {glue:text}`name:spec` equals myst-nb's own (the website's)."""
+    from myst_nb.core.variables import format_plain_text
+
+    try:
+        expected = format_plain_text(plain, spec)
+    except (ValueError, TypeError) as error:
+        with pytest.raises(type(error)):
+            rn.format_glue_text(plain, spec)
+        return
+    assert rn.format_glue_text(plain, spec) == expected
+
+
+def test_citations_are_author_year_links_to_the_references_page(conv):
+    text = "{cite:t}`cho2014` and {cite:p}`cho2014,fa2017`; {cite}`fa2017`."
+    assert conv.convert(text) == (
+        f"[Cho et al. (2014)]({REFS}) and ([Cho et al. 2014]({REFS}); "
+        f"[Freitag and Al-Onaizan 2017]({REFS})); ([Freitag and Al-Onaizan 2017]({REFS})).")
+
+
+def test_cross_references_are_links_to_the_website(conv):
+    text = ("{doc}`other`, {doc}`the other page <other>`, {doc}`/book/ch`, {ref}`sec-x`, "
+            "{ref}`here <sec-x>`, {numref}`ch-ex-1`, {numref}`Ex. %s <ch-ex-2>`, {eq}`eq-loss`.")
+    assert conv.convert(text) == (
+        f"[Other page]({WEB}book/other.html), [the other page]({WEB}book/other.html), "
+        f"[The chapter]({WEB}book/ch.html), [A section]({WEB}book/other.html#sec-x), "
+        f"[here]({WEB}book/other.html#sec-x), [Exercise 3]({WEB}book/ch.html#ch-ex-1), "
+        f"[Ex. 4]({WEB}book/ch.html#ch-ex-2), [(7)]({WEB}book/ch.html#equation-eq-loss).")
+
+
+def test_code_spans_targets_and_comments(conv):
+    text = ("(sec-x)=\n## A section\n% a note for the authors\n"
+            "Write `{glue}` calls like ``glue(`x`)`` and keep `a*b`.")
+    assert conv.convert(text) == (
+        "## A section\nWrite `{glue}` calls like ``glue(`x`)`` and keep `a*b`.")
+
+
+# --- blocks -----------------------------------------------------------------------------------
+
+
+def test_admonitions_are_quoted_blocks_with_a_bold_title(conv):
+    text = ("```{note}\nPadding is **masked**: see {doc}`other`.\n```\n\n"
+            "```{admonition} Learning objectives\n:class: tip\n- one\n- two $x$\n\n"
+            "$$\na = b\n\\tag{1}\n$$\n```\n\n"
+            ":::{warning}\nCareful.\n:::")
+    assert conv.convert(text) == (
+        "> **Note**\n>\n"
+        f"> Padding is **masked**: see [Other page]({WEB}book/other.html).\n\n"
+        "> **Learning objectives**\n>\n> - one\n> - two $x$\n>\n> $$ a = b \\tag{1} $$\n\n"
+        "> **Warning**\n>\n> Careful.")
+
+
+def test_a_tag_inside_aligned_moves_out(conv):
+    text = "$$\n\\begin{aligned}\na &= b \\tag{4}\\\\\nc &= d\n\\end{aligned}\n$$"
+    assert conv.convert(text) == (
+        "$$\n\\begin{aligned}\na &= b \\\\\nc &= d\n\\end{aligned}\n\\tag{4}\n$$")
+
+
+def test_a_tag_outside_environments_stays(conv):
+    text = ("$$\n\\begin{aligned}\na &= b\n\\end{aligned}\n\\tag{4}\n$$\n\n"
+            "$$\ns_0 = h \\label{eq:s0}\n\\tag{3}\n$$")
+    assert conv.convert(text) == (
+        "$$\n\\begin{aligned}\na &= b\n\\end{aligned}\n\\tag{4}\n$$\n\n"
+        "$$\ns_0 = h \n\\tag{3}\n$$")
+
+
+def test_labelled_equations_get_the_websites_number(conv):
+    text = ("```{math}\n:label: eq-loss\nL = -\\sum_t \\log p_t\n```\n\n"
+            "$$ L = 0 $$ (eq-loss)")
+    assert conv.convert(text) == (
+        "$$\nL = -\\sum_t \\log p_t \\tag{7}\n$$\n\n$$ L = 0 \\tag{7}$$")
+
+
+def test_code_fences_are_kept_verbatim(conv):
+    text = "```python\nx = {glue}  # `{cite:t}`not a role`\n\n\n\ny = 1\n```"
+    assert conv.convert(text) == text
+
+
+# --- glue() calls out of the code -------------------------------------------------------------
+
+
+def test_strip_glue_statements_and_import():
+    source = ('from lib.notebook import glue\nfrom lib import data\n\nx = 1\n'
+              'glue("x", x, display=False)\nfor n in range(4):\n    glue(f"p{n}", n, '
+              'display=False)\nfor k in (1, 2):\n    y = k * 2\n    glue(f"y{k}", y,\n'
+              '         display=False)\nprint(x)')
+    assert rn.strip_glue(source) == (
+        "from lib import data\n\nx = 1\nfor k in (1, 2):\n    y = k * 2\nprint(x)")
+    assert rn.strip_glue("from lib.notebook import glue, other\nother()") == (
+        "from lib.notebook import other\nother()")
+    assert rn.strip_glue('glue("a", 1, display=False)\nglue("b", 2, display=False)') == ""
+    assert rn.strip_glue("def f():\n    return 1") == "def f():\n    return 1"
+
+
+def test_strip_glue_refuses_glue_it_cannot_remove():
+    with pytest.raises(rn.ReaderNotebookError, match="still uses glue"):
+        rn.strip_glue('x = [glue("a", 1)]', "book/ch, code cell 3")
+    with pytest.raises(rn.ReaderNotebookError, match="does not parse"):
+        rn.strip_glue("glue(\n", "book/ch, code cell 4")
+
+
+# --- whole notebooks ----------------------------------------------------------------------------
+
+
+def _chapter(*cells):
+    nb = nbformat.v4.new_notebook()
+    for kind, source, *tags in cells:
+        maker = nbformat.v4.new_markdown_cell if kind == "md" else nbformat.v4.new_code_cell
+        cell = maker(source)
+        if tags:
+            cell.metadata["tags"] = list(tags)
+        nb.cells.append(cell)
+    return nb
+
+
+SETUP = ("# Colab setup: generated from _config.yml by scripts/colab_setup.py; do not edit.\n"
+         "COURSE_PACKAGE = 'x'")
+
+
+def _small_chapter():
+    return _chapter(
+        ("md", "# The chapter\n\n(sec-ex)=\n## Exercises\n\n```{exercise} Pad a batch\n"
+               ":label: ch-ex-1\n\nWrite `pad(xs)`; the loss is {eq}`eq-loss`.\n```"),
+        ("code", SETUP, "colab-setup", "remove-cell"),
+        ("code", "def pad(xs):\n    raise NotImplementedError"),
+        ("code", 'n = 3\nglue("n", n, display=False)\nprint(n)', "hide-output"),
+        ("code", 'glue("hidden", 1, display=False)', "remove-cell"),
+        ("code", "table = [[1, 2]]\ntable", "remove-input"),
+        ("md", "## Solutions\n\n```{solution-start} ch-ex-1\n:class: dropdown\n```"),
+        ("code", "def pad(xs):\n    return xs\n\n\ncheck(pad)\nglue('x', 1, display=False)"),
+        ("md", "It pads {glue:text}`n:d` items.\n\n```{solution-end}\n```"),
+    )
+
+
+def test_a_chapter_becomes_its_reader_notebook(site):
+    nb = rn.reader_notebook(_small_chapter(), site, "book/ch")
+    cells = [(c.cell_type, c.source, dict(c.metadata)) for c in nb.cells]
+    assert cells == [
+        ("markdown", "# The chapter\n\n## Exercises\n\n### Exercise 3: Pad a batch\n\n"
+                     f"Write `pad(xs)`; the loss is [(7)]({WEB}book/ch.html#equation-eq-loss).",
+         {}),
+        ("code", "COURSE_PACKAGE = 'x'", {"tags": ["colab-setup"]}),
+        ("code", "def pad(xs):\n    raise NotImplementedError", {}),
+        ("code", "n = 3\nprint(n)", {}),
+        ("code", "table = [[1, 2]]\ntable",
+         {"jupyter": {"source_hidden": True}, "cellView": "form"}),
+        ("markdown", "## Solutions", {}),
+        ("markdown", "<details>\n<summary><b>Solution to Exercise 3</b> (Pad a batch)</summary>"
+                     "\n\n```python\ndef pad(xs):\n    return xs\n\n\ncheck(pad)\n```\n\n"
+                     "It pads 1234 items.\n\n</details>", {}),
+    ]
+    codes = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in codes)
+    assert [c.id for c in nb.cells] == ["cell-000", "colab-setup"] + [
+        f"cell-{i:03d}" for i in range(2, 7)]
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    nbformat.validate(nb)
+
+
+def test_the_same_chapter_gives_the_same_bytes(site):
+    first = nbformat.writes(rn.reader_notebook(_small_chapter(), site, "book/ch"))
+    second = nbformat.writes(rn.reader_notebook(_small_chapter(), site, "book/ch"))
+    assert first == second
+
+
+@pytest.mark.parametrize("cells, message", [
+    ([("md", "See {term}`beam`.")], r"the role \{term\} has no reader-notebook form"),
+    ([("md", "{glue:text}`missing:.2f`")], "no glued value 'missing' in the build of book/ch"),
+    ([("md", "{glue:text}`word:d`")], "cannot format the value"),
+    ([("md", "{cite:t}`nobody2020`")], "'nobody2020', which is not in the bibliography"),
+    ([("md", "{doc}`nowhere`")], "'nowhere', which is not a page of the website"),
+    ([("md", "{ref}`nolabel`")], "'nolabel', which is no label of the website"),
+    ([("md", "```{list-table}\n* - a\n```")], r"the directive \{list-table\} has no"),
+    ([("md", "```{note}\nnever closed")], r"the directive \{note\} opened by .* is never closed"),
+    ([("md", "$$\nx = 1")], "display math opened by '\\$\\$' is never closed"),
+    ([("md", "$$\na \\tag{1} \\tag{2}\n$$")], "has 2 \\\\tag commands"),
+    ([("code", "x = 1")], "no Colab setup cell"),
+    ([("code", "x = 1"), ("code", SETUP, "colab-setup")], "must be the first code cell"),
+    ([("code", SETUP, "colab-setup"), ("code", "def helper():\n    pass", "remove-cell"),
+      ("code", "helper()")], r"remove-cell defines \['helper'\], which a later cell uses"),
+    ([("code", SETUP, "colab-setup"), ("md", "```{solution-start} ch-ex-9\n```")],
+     "names the exercise 'ch-ex-9', which this page does not have"),
+    ([("code", SETUP, "colab-setup"), ("md", "```{solution-start} ch-ex-1\n```")],
+     "solution 'ch-ex-1' is never ended"),
+])
+def test_what_cannot_be_shown_is_a_clear_error(site, cells, message):
+    with pytest.raises(rn.ReaderNotebookError, match=message) as error:
+        rn.reader_notebook(_chapter(*cells), site, "book/ch")
+    assert str(error.value).startswith("book/ch: ")
+
+
+# --- the oracle of "no MyST left", tested on what it must catch --------------------------------
+
+MYST = [
+    (re.compile(r"\{[\w:.-]+\}`"), "a role"),
+    (re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{", re.M), "a directive fence"),
+    (re.compile(r"^\s*:[\w-]+:(\s|$)", re.M), "a directive option line"),
+    (re.compile(r"^\s*\([^()\s]+\)=\s*$", re.M), "a (label)= target"),
+    (re.compile(r"\{glue"), "a glue reference"),
+    (re.compile(r"\{\{.*?\}\}"), "a substitution"),
+    (re.compile(r"^\+\+\+", re.M), "a jupytext cell break"),
+]
+
+
+def myst_leftovers(markdown: str) -> list[str]:
+    """The MyST constructs in `markdown` outside fenced code blocks and code spans (a role's
+    own backticks, right after its `{name}`, are not a code span)."""
+    prose = re.sub(r"(?ms)^(`{3,}|~{3,})[^`{\n]*\n.*?^\1\s*$", "", markdown)
+    prose = re.sub(r"(?<![}`])(`+)(?!`).+?(?<!`)\1(?!`)", "", prose)
+    return [f"{name}: {m.group(0)!r}" for pattern, name in MYST for m in pattern.finditer(prose)]
+
+
+@pytest.mark.parametrize("markdown", [
+    "x {glue:text}`a:.2f` y", "{cite:p}`x`", "`code` then {doc}`page`", "```{note}\nhi\n```",
+    ":::{tip}\nhi\n:::", ":label: ex-1", ":class: dropdown", "(sec-x)=",
+    "{{ colab_link_pattern }}", "+++",
+])
+def test_the_myst_oracle_catches(markdown):
+    assert myst_leftovers(markdown), markdown
+
+
+def test_the_myst_oracle_ignores_code():
+    assert myst_leftovers("```python\nd = {x}`y`\n:label: z\n```\n`{a}` and $f(x)$") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The real chapters, converted from the built website
+# ---------------------------------------------------------------------------------------------
+
+toc = load_script("toc")
+_GLUE_TEXT = re.compile(r"\{glue:text\}`(?P<content>[^`]+)`")
+_SOLUTION = re.compile(r"^```+\{solution-start\}\s*(\S+)", re.M)
+_EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise(?:-start)?\}", re.M)
+
+
+@pytest.fixture(scope="session")
+def built(site_dir):
+    """{page: (source notebook, reader notebook)} for every chapter, from the built website."""
+    site = rn.load_site(site_dir.parent)
+    texts = rn.render_all(site)
+    return site, {page: (toc.read(toc.source(page)), nbformat.reads(text, as_version=4))
+                  for page, text in texts.items()}
+
+
+def _markdown(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "markdown"]
+
+
+def test_every_chapter_has_one(built):
+    _, notebooks = built
+    assert list(notebooks) == toc.notebooks() and len(notebooks) >= 8
+
+
+def test_no_myst_syntax_is_left(built):
+    _, notebooks = built
+    problems = [f"{page}, Markdown cell {i}: {left}"
+                for page, (_, nb) in notebooks.items()
+                for i, md in enumerate(_markdown(nb)) for left in myst_leftovers(md)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_glued_value_is_filled_as_the_website_shows_it(built, site_dir):
+    """Each {glue:text} of a chapter, in order: the build's value formatted by myst-nb's own
+    code, the text the website's page shows at that place, and the reader notebook's text."""
+    from myst_nb.core.variables import format_plain_text
+
+    site, notebooks = built
+    for page, (source, nb) in notebooks.items():
+        glued = json.loads((site_dir.parent / "jupyter_execute" / f"{page}.glue.json")
+                           .read_text(encoding="utf-8"))
+        expected = []
+        for md in _markdown(source):
+            for m in _GLUE_TEXT.finditer(md):
+                head, colon, tail = m["content"].rpartition(":")
+                key, spec = (head, tail) if colon and not head.endswith(":") else (
+                    m["content"], "s")
+                expected.append(format_plain_text(glued[key]["data"]["text/plain"], spec))
+        assert expected, f"{page} glues no text"
+        page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")
+        shown = [html.unescape(s) for s in re.findall(
+            r'<span class="pasted-text">(.*?)</span>', page_html, re.S)]
+        assert shown == expected, f"{page}: the website shows other values than the build's"
+        reader = "\n".join(_markdown(nb))
+        at = 0
+        for value in expected:
+            found = reader.find(rn.escape_markdown(value), at)
+            assert found >= 0, f"{page}: {value!r} is missing after position {at}"
+            at = found + 1
+
+
+def test_exercises_are_numbered_as_on_the_website(built, site_dir):
+    _, notebooks = built
+    for page, (source, nb) in notebooks.items():
+        page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")
+        website = re.findall(r'<span class="caption-number">(Exercise [\d.]+) </span>',
+                             page_html)
+        headings = re.findall(r"^#{2,6} (Exercise [\d.]+)(?::|$)", "\n".join(_markdown(nb)),
+                              re.M)
+        n_source = sum(len(_EXERCISE.findall(md)) for md in _markdown(source))
+        assert headings == website and len(headings) == n_source >= 2, (page, headings, website)
+
+
+def test_solutions_are_collapsed_and_never_run(built):
+    _, notebooks = built
+    for page, (source, nb) in notebooks.items():
+        labels = [label for md in _markdown(source) for label in _SOLUTION.findall(md)]
+        blocks = [md for md in _markdown(nb) if md.startswith("<details>")]
+        assert len(blocks) == len(labels) >= 2, (page, len(blocks), labels)
+        for block in blocks:
+            assert block.endswith("</details>") and "<summary><b>Solution to Exercise" in block
+            assert "</summary>\n\n" in block, "Markdown inside <details> needs the blank line"
+        # Every code cell of a solution is inside a <details> block, and in no code cell.
+        inside, code_cells = False, {c.source for c in nb.cells if c.cell_type == "code"}
+        for cell in source.cells:
+            if cell.cell_type == "markdown":
+                if "{solution-start}" in cell.source:
+                    inside = True
+                if "{solution-end}" in cell.source:
+                    inside = False
+            elif inside:
+                code = rn.strip_glue(cell.source)
+                assert code not in code_cells, f"{page}: a solution is a code cell"
+                assert any(f"```python\n{code}\n```" in b for b in blocks), (page, code[:80])
+
+
+def test_code_cells_are_clean_and_the_setup_cell_comes_first(built):
+    colab_setup = load_script("colab_setup")
+    package_line = next(line for line in colab_setup.render_cell().splitlines()
+                        if line.startswith("COURSE_PACKAGE"))
+    _, notebooks = built
+    for page, (_, nb) in notebooks.items():
+        nbformat.validate(nb)
+        codes = [c for c in nb.cells if c.cell_type == "code"]
+        assert codes[0].metadata["tags"] == ["colab-setup"], page
+        assert package_line in codes[0].source.splitlines(), page
+        assert "_config.yml" not in codes[0].source, "maintainers' note left for readers"
+        for cell in codes:
+            assert cell.outputs == [] and cell.execution_count is None, page
+            assert not re.search(r"\bglue\b", cell.source), (page, cell.source[:200])
+            assert "remove-cell" not in cell.metadata.get("tags", []), page
+        assert "widgets" not in nb.metadata
+
+
+def test_cli_writes_one_flat_notebook_per_chapter(built, site_dir, tmp_path):
+    (tmp_path / "stale.ipynb").write_text("{}")
+    assert rn.main(["--out", str(tmp_path), "--build", str(site_dir.parent)]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(f"{page.split('/')[-1]}.ipynb" for page in toc.notebooks())
+    texts = rn.render_all(built[0])
+    for page, text in texts.items():
+        assert (tmp_path / f"{page.split('/')[-1]}.ipynb").read_text(encoding="utf-8") == text
+
+
+def test_cli_without_a_build_says_so(tmp_path, capsys):
+    assert rn.main(["--out", str(tmp_path / "out"), "--build", str(tmp_path)]) == 1
+    assert "objects.inv is missing: build the website first" in capsys.readouterr().err
+
+
+def test_website_buttons_open_and_download_the_reader_notebook(built, site_dir):
+    """The Colab entry of every chapter page opens its reader notebook on the notebooks branch,
+    and the page's .ipynb download is that same notebook."""
+    colab_setup = load_script("colab_setup")
+    texts = rn.render_all(built[0])
+    for page, text in texts.items():
+        page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")
+        colab = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', page_html)
+        assert colab == [colab_setup.colab_url(page)], (page, colab)
+        assert colab[0].endswith(f"/blob/notebooks/{page.split('/')[-1]}.ipynb")
+        download = f"_sources/{page}.ipynb"
+        assert f'href="../{download}"' in page_html, f"{page}: no .ipynb download link"
+        assert (site_dir / download).read_text(encoding="utf-8") == text, page
