@@ -2,9 +2,10 @@
 
 The website is built with myst-nb, whose `glue(name, value)` stores a value so that the prose
 can show it ({glue:text}`name`): every number in the text comes from the code above it.
-Colab does not have myst-nb (and installing it would pull in Sphinx and replace some of
-Colab's packages), so there this `glue` only shows the value when asked to; the prose around
-it is plain Markdown in Colab anyway.
+Readers never meet it: their notebooks (scripts/reader_notebooks.py) carry the built values in
+the text and leave the glue() calls out. Where a chapter source runs without myst-nb (a kernel
+that lacks it, such as bench/gpu_chapters.py's or Colab's, which would lose some of its own
+packages to Sphinx), this `glue` only shows the value when asked to.
 """
 
 from __future__ import annotations
