@@ -2,9 +2,10 @@
 
 Every page of `_toc.yml` is opened from a server on 127.0.0.1 with every other address blocked,
 as a reader without internet would see it. For each page: no console errors, no request leaves
-127.0.0.1, no local request fails, math is typeset by the site's own MathJax, every link into
-the site resolves (and its #anchor exists), and a chapter notebook carries its Colab link.
-Screenshots go to `_build/screenshots/`.
+127.0.0.1, no local request fails, math is typeset by the site's own MathJax without a single
+MathJax error and with no display equation wider than the text column, every link into the site
+resolves (and its #anchor exists), and a chapter notebook carries its Colab link. Screenshots go
+to `_build/screenshots/`.
 
 Needs the built site (`make test` builds it first) and Chromium (`make test` installs Debian's
 package when it is missing). Never `playwright install`: it downloads a browser.
@@ -83,6 +84,87 @@ VISIBLE_PROSE_JS = """() => {
 }"""
 
 
+# MathJax errors and display equations too wide for the text column, as readable sentences.
+#
+# An error: MathJax renders TeX it cannot typeset as an <mjx-merror> element (CHTML output; SVG
+# output marks it data-mml-node="merror"), a yellow box in the page, while the page itself loads
+# without a console error: "\tag not allowed in split environment" is one, which Sphinx causes
+# by wrapping every display containing \\ in \begin{split}.
+#
+# Too wide: the content of a display equation (the extent of its glyphs, and the container's
+# scrollWidth) is compared with the width it is given: its container's, and the text column's
+# (the <article>'s content box). The theme (pydata-sphinx-theme) gives `div.math mjx-container`
+# `overflow: auto`, so a too-wide equation does not spill over the sidebar: it gets a scrollbar
+# and its right part is hidden. We fail that too, on purpose: at the desktop width the test
+# uses (1280 px, a text column of 688 px) a reader expects to see a whole equation, a
+# screenshot or printout shows only the visible part, and the hidden part is the one that
+# matters (the second regime of teacher forcing's two-regime equation). The scrollbar stays the
+# theme's fallback for phones, which this test does not cover. Closed <details> are opened
+# first, so that equations in collapsed solutions are measured too.
+MATH_PROBLEMS_JS = r"""() => {
+    const heading = (el) => {
+        for (let s = el.closest('section'); s; s = s.parentElement.closest('section')) {
+            const h = s.querySelector(':scope > h1, :scope > h2, :scope > h3, :scope > h4');
+            if (h) return h.textContent.replace(/[#\u00b6]\s*$/, '').trim();
+        }
+        return '(no heading)';
+    };
+    const source = (container) => {
+        try {
+            const items = MathJax.startup.document.getMathItemsWithin(container);
+            return items.length ? items[0].math.replace(/\s+/g, ' ').trim().slice(0, 90) : '';
+        } catch (e) {
+            return '';
+        }
+    };
+    document.querySelectorAll('details').forEach((d) => { d.open = true; });
+    const problems = [];
+    for (const e of document.querySelectorAll('mjx-merror, [data-mml-node="merror"]')) {
+        const message = e.getAttribute('data-mjx-error') || e.textContent.trim();
+        const c = e.closest('mjx-container');
+        problems.push(`MathJax error in "${heading(e)}": ${message} [${c ? source(c) : ''}]`);
+    }
+    for (const c of document.querySelectorAll('mjx-container[display="true"]')) {
+        if (!c.getClientRects().length) continue;  // not laid out (display: none)
+        const column = c.closest('article, [role="main"], main') || document.body;
+        const style = getComputedStyle(column);
+        const col = column.getBoundingClientRect();
+        const colLeft = col.left + parseFloat(style.paddingLeft);
+        const colRight = col.right - parseFloat(style.paddingRight);
+        let lo = Infinity, hi = -Infinity;
+        for (const g of c.querySelectorAll('mjx-c, mjx-utext, text, use')) {
+            const r = g.getBoundingClientRect();
+            if (r.width > 0) { lo = Math.min(lo, r.left); hi = Math.max(hi, r.right); }
+        }
+        const content = Math.max(c.scrollWidth, hi > lo ? hi - lo : 0);
+        const given = Math.min(c.clientWidth, colRight - colLeft);
+        const box = c.getBoundingClientRect();
+        const spills = hi > Math.min(colRight, box.right) + 1 ||
+            lo < Math.max(colLeft, box.left) - 1;
+        if (content > given + 1 || spills) {
+            problems.push(`display equation wider than the text column in "${heading(c)}": ` +
+                `${Math.round(content)} px of math in ${Math.round(given)} px ` +
+                `(${getComputedStyle(c).overflowX === 'visible' ? 'it spills out' :
+                    'the reader must scroll to see the rest'}) [${source(c)}]`);
+        }
+    }
+    return problems;
+}"""
+
+
+def wait_for_math(page, timeout: float = 30000) -> None:
+    """Wait until the page's MathJax has typeset everything it found at startup."""
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=timeout
+    )
+    page.evaluate("() => MathJax.startup.promise.then(() => true)")
+
+
+def math_problems(page) -> list[str]:
+    """Every MathJax error and every too-wide display equation on a typeset page, in words."""
+    return page.evaluate(MATH_PROBLEMS_JS)
+
+
 @pytest.mark.parametrize("page_file", PAGES)
 def test_page(browser, site_dir, site_url, page_file, colab_setup):
     html_path = site_dir / f"{page_file}.html"
@@ -92,10 +174,7 @@ def test_page(browser, site_dir, site_url, page_file, colab_setup):
         # Math: every math node typeset by MathJax once its startup promise resolves.
         n_math = page.locator(".math").count()
         if n_math:
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000
-            )
-            page.evaluate("() => MathJax.startup.promise.then(() => true)")
+            wait_for_math(page)
             untypeset = page.evaluate(
                 "() => [...document.querySelectorAll('.math')]"
                 ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent)"
@@ -111,6 +190,10 @@ def test_page(browser, site_dir, site_url, page_file, colab_setup):
         page.screenshot(path=str(screenshot), full_page=True)
 
         hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+        if page.evaluate("() => !!(window.MathJax && MathJax.startup)"):
+            wait_for_math(page)  # also math that only widgets or outputs carry
+            bad_math = math_problems(page)  # after the screenshot: it opens closed <details>
+            assert not bad_math, f"math on {page_file}:\n  " + "\n  ".join(bad_math)
         assert not problems["external"], f"{page_file} tried to reach: {problems['external']}"
         assert not problems["console"], f"console errors on {page_file}: {problems['console']}"
         assert not problems["failed"], f"failed requests on {page_file}: {problems['failed']}"
@@ -205,3 +288,134 @@ def test_vendored_widget_manager_renders_a_widget(browser, site_dir, tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- the math check itself, on a page of known problems (the real site is built later) ------
+
+# Two display equations of the chapters as they were when issue 17 was filed, the fixes the
+# issue asks for, and the fixed forms; Sphinx's HTML for them is built by `_sphinx_display`.
+DECODER_EQ4_BROKEN = r"""
+\begin{aligned}
+s_t^1 &= \operatorname{GRU}\big([\,e(y_{t-1});\, c\,],\; s_{t-1}^1\big),\\
+s_t^i &= \operatorname{GRU}\big(s_t^{i-1},\; s_{t-1}^i\big) \quad (i > 1).
+\end{aligned}
+\tag{4}
+"""
+DECODER_EQ4_FIXED = r"""
+s_t^1 = \operatorname{GRU}\big([\,e(y_{t-1});\, c\,],\; s_{t-1}^1\big), \qquad
+s_t^i = \operatorname{GRU}\big(s_t^{i-1},\; s_{t-1}^i\big) \quad (i > 1).
+\tag{4}
+"""
+TWO_REGIMES_WIDE = r"""
+\text{training (teacher forcing):}\quad s_t = f\!\left(s_{t-1},\, y^*_{t-1},\, c\right),
+\qquad
+\text{translation:}\quad s_t = f\!\left(s_{t-1},\, \hat y_{t-1},\, c\right).
+"""
+TWO_REGIMES_FIXED = r"""
+\begin{aligned}
+\text{training (teacher forcing):}\quad s_t &= f\!\left(s_{t-1},\, y^*_{t-1},\, c\right),\\
+\text{translation:}\quad s_t &= f\!\left(s_{t-1},\, \hat y_{t-1},\, c\right).
+\end{aligned}
+"""
+WIDE_NUMBERED = r"""
+\mathcal{L} = -\sum_{t=1}^{n+1} \log P\!\left(y^*_t \mid y^*_{<t},\, c\right)
+= -\sum_{t=1}^{n+1} \log \operatorname{softmax}\!\left(W_p\, s_t^L + b_p\right)_{y^*_t}
+= -\sum_{t=1}^{n+1} \left(z_{t, y^*_t} - \log \sum_{v} e^{z_{t,v}}\right)
+\tag{7}
+"""
+FINE_NUMBERED = r"s_t^L = f\big(x_1, \dots, x_S;\; y_0, y_1, \dots, y_{t-1}\big). \tag{5}"
+
+# pydata-sphinx-theme 0.17's rules for math (the site's theme), and its text column at a
+# 1280 px wide window: 688 px starting 288 px from the left (measured on a built page).
+THEME_MATH_CSS = """
+div.math, span.math { align-items: center; display: flex; max-width: 100%; overflow: hidden }
+span.math { display: inline-flex; align-items: baseline }
+div.math { flex-direction: row-reverse; gap: .5em }
+div.math mjx-container { flex-grow: 1; overflow: auto; padding-bottom: .2rem }
+div.math mjx-container mjx-assistive-mml { height: 0 }
+article { box-sizing: content-box; width: 688px; margin-left: 288px; padding: 0 }
+"""
+
+
+def _sphinx_display(tex: str) -> str:
+    """A display equation as sphinx.ext.mathjax (7.4) writes it: a block holding \\\\ is wrapped
+    in \\begin{split} (which forbids \\tag), then in \\[ \\]."""
+    body = f"\\begin{{split}}{tex}\\end{{split}}" if "\\\\" in tex else tex
+    return f'<div class="math notranslate nohighlight">\n\\[{html.escape(body)}\\]</div>'
+
+
+def _section(title: str, content: str) -> str:
+    slug = re.sub(r"\W+", "-", title.lower())
+    return f'<section id="{slug}"><h2>{html.escape(title)}</h2>\n{content}\n</section>'
+
+
+def _math_page(tmp_path: Path, sections: list[tuple[str, str]]) -> str:
+    """A page laid out like the site's, typeset by the MathJax the site vendors; returns its
+    path under tmp_path, which also links node_modules/mathjax."""
+    mathjax = ROOT / "node_modules" / "mathjax"
+    if not (mathjax / "es5" / "tex-mml-chtml.js").is_file():
+        pytest.fail(f"{mathjax} is missing: run `npm ci` (make setup does)")
+    (tmp_path / "mathjax").symlink_to(mathjax, target_is_directory=True)
+    body = "\n".join(_section(t, c) for t, c in sections)
+    (tmp_path / "page.html").write_text(
+        f"""<!DOCTYPE html><html><head><meta charset="utf-8"><style>{THEME_MATH_CSS}</style>
+<script>window.MathJax = {{"options": {{"processHtmlClass": "math"}}}}</script>
+<script defer src="mathjax/es5/tex-mml-chtml.js"></script>
+</head><body><main><article>{body}</article></main></body></html>""",
+        encoding="utf-8",
+    )
+    return "page.html"
+
+
+def _problems_on(browser, tmp_path: Path, sections: list[tuple[str, str]]) -> list[str]:
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = open_page(browser, url + _math_page(tmp_path, sections))
+        try:
+            wait_for_math(page)
+            assert not problems["console"] and not problems["failed"], problems
+            return math_problems(page)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_math_check_names_the_tag_error_and_the_overflowing_equations(browser, tmp_path):
+    """The check catches what issue 17 found by eye: eq. 4's "\\tag not allowed in split
+    environment" and the two-regime equation wider than the column, and more of their kind."""
+    found = _problems_on(browser, tmp_path, [
+        ("One step (eq. 4–5)", _sphinx_display(DECODER_EQ4_BROKEN)),
+        ("Teacher forcing", _sphinx_display(TWO_REGIMES_WIDE)),
+        ("A numbered equation", _sphinx_display(WIDE_NUMBERED)),
+        ("Outside the theme",  # no div.math: nothing stops the equation spilling out
+         f'<div class="other">\\[{html.escape(WIDE_NUMBERED)}\\]</div>'),
+        ("Inline", r'<p>A broken fraction <span class="math">\(\frac{1}\)</span> in a line.</p>'),
+        ("Fine", _sphinx_display(FINE_NUMBERED)),
+    ])
+    by_section = {re.search(r'in "([^"]+)"', p)[1]: p for p in found}
+    assert sorted(by_section) == sorted(
+        ["One step (eq. 4–5)", "Teacher forcing", "A numbered equation", "Outside the theme",
+         "Inline"]), found
+    assert len(found) == 5, found
+    assert by_section["One step (eq. 4–5)"].startswith("MathJax error")
+    assert "\\tag not allowed in split environment" in by_section["One step (eq. 4–5)"]
+    assert "Missing argument for \\frac" in by_section["Inline"]
+    for title in ("Teacher forcing", "A numbered equation"):
+        message = by_section[title]
+        assert message.startswith("display equation wider than the text column"), message
+        assert "must scroll" in message, message
+        assert int(re.search(r"(\d+) px of math", message)[1]) > 688, message
+    assert "spills out" in by_section["Outside the theme"]
+    assert "training (teacher forcing)" in by_section["Teacher forcing"]  # its TeX, to find it
+
+
+def test_math_check_accepts_the_fixed_equations(browser, tmp_path):
+    """The fixes proposed for the chapters render without an error and fit the column."""
+    assert _problems_on(browser, tmp_path, [
+        ("One step (eq. 4–5)", _sphinx_display(DECODER_EQ4_FIXED)),
+        ("Teacher forcing", _sphinx_display(TWO_REGIMES_FIXED)),
+        ("Fine", _sphinx_display(FINE_NUMBERED)),
+        ("Inline", r'<p>A fraction <span class="math">\(\frac{1}{2}\)</span> in a line.</p>'),
+    ]) == []
