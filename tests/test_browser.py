@@ -28,8 +28,9 @@ from conftest import LOCAL_HOSTS, ROOT, load_script, open_page, serve_directory 
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+# A chapter's Colab link opens its reader notebook, published flat on the notebooks branch.
 COLAB_PATTERN = re.compile(
-    r"^https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/book/.+\.ipynb$"
+    r"^https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/notebooks/[^/]+\.ipynb$"
 )
 
 
@@ -213,10 +214,11 @@ def test_page(browser, site_dir, site_url, page_file, colab_setup):
             broken.append(f"{href}: no element with id {fragment!r}")
     assert not broken, f"broken links on {page_file}: {broken}"
 
-    # A chapter notebook page links to the same notebook in Colab.
-    notebook = ROOT / f"{page_file}.ipynb"
-    if notebook.is_file():
-        expected = colab_setup.colab_url(f"{page_file}.ipynb")
+    # A chapter (a MyST notebook) links to its reader notebook in Colab; intro.md, a plain
+    # page, does not need to.
+    toc = load_script("toc")
+    if toc.is_notebook(toc.source(page_file)):
+        expected = colab_setup.colab_url(page_file)
         assert COLAB_PATTERN.match(expected), expected
         colab_links = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
         assert expected in colab_links, f"{page_file}: no Colab link {expected} in {colab_links}"
