@@ -108,7 +108,9 @@ def test_views_are_self_contained(views, name, tmp_path):
         found = [m.group(0) for m in FORBIDDEN.finditer(text)]
         assert not found, f"{name} view refers to the outside: {found}"
     # every output carries its own style, data and script (Colab renders outputs in isolation)
-    assert fragment.count("<style>") == 1 and fragment.count("<script>") == 1
+    assert fragment.count("<style") == 1 and fragment.count("<script>") == 1
+    # ... and runs that script itself where it was inserted as inert markup (render.ACTIVATE)
+    assert re.search(r'^<div class="s2sw-out" id="[^"]+"><style onload="[^"<>]+">', fragment)
     assert 'type="application/json"' in fragment
     assert "<noscript>" in fragment, "a view must say what JavaScript adds"
     assert len(fragment.encode()) < 300_000
@@ -431,10 +433,22 @@ def test_bleu_view_highlights_clipped_and_matched_tokens():
 
 
 def shown(box) -> str:
-    """The HTML the widget's Output currently shows."""
-    outputs = box.live.output.outputs
-    assert len(outputs) == 1
-    return outputs[0]["data"]["text/html"]
+    """The HTML the live view's HTML widget currently shows."""
+    return box.live.area.value
+
+
+def test_live_views_draw_into_an_html_widget_that_runs_their_script(model):
+    """Not an Output: widgetsnbextension 3.6.7-3.6.10 (Colab's pin) cannot create one in the
+    classic Notebook, and its first render ran no script there. An HTML widget sets innerHTML,
+    which runs no <script>, so the fragment's <style onload> runs it (render.ACTIVATE)."""
+    import ipywidgets
+
+    box = live_beam(model, "I am cold.", beam_size=2)
+    assert isinstance(box.live.area, ipywidgets.HTML)
+    assert not any(isinstance(child, ipywidgets.Output) for child in box.children)
+    html = shown(box)
+    assert html.startswith('<div class="s2sw-out"') and html.count("<style onload=") == 1
+    assert "Output(" not in (WIDGETS / "live.py").read_text(encoding="utf-8")
 
 
 def test_live_beam_redraws_on_every_control(model):

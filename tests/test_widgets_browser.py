@@ -9,6 +9,7 @@ theme does not break them. Screenshots go to `_build/screenshots/widgets/`.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -285,6 +286,86 @@ def test_views_inside_a_page_of_the_website(browser, site_dir, views, tmp_path):
             page.locator(".s2sw-hidden").screenshot(path=str(SHOTS / "site-hidden.png"))
             page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
             page.locator(".s2sw-beam").screenshot(path=str(SHOTS / "site-beam-dark.png"))
+            check_clean(problems)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_views_run_their_script_when_inserted_as_inert_markup(browser, site, views):  # noqa: F811
+    """Where a view arrives through innerHTML (an ipywidgets HTML widget, the classic Notebook's
+    output area before the view is on the page), its <script> never runs; its <style onload>
+    runs it once the view is in the document, exactly once, leaving the view as it was."""
+    page, context, problems = visit(browser, site + "bleu.html")  # any page of ours: a blank
+    try:
+        fragments = {name: views[name].to_html() for name in ("beam", "hidden", "stepper")}
+        state = page.evaluate("""async (fragments) => {
+            const sleep = ms => new Promise(r => setTimeout(r, ms));
+            window.runs = 0;
+            const holders = Object.entries(fragments).map(([name, html]) => {
+                const div = document.createElement('div');
+                div.innerHTML = html;  // detached, scripts inert
+                return div; });
+            await sleep(200);
+            const before = holders.map(d => d.querySelector('.s2sw').classList.contains('js'));
+            holders.forEach(d => document.body.appendChild(d));
+            await sleep(300);
+            const after = holders.map(d => d.querySelector('.s2sw').getAttribute('data-ready'));
+            const scripts = holders.map(d => d.querySelectorAll('script').length);
+            return {before, after, scripts, head: document.head.querySelectorAll('script').length};
+        }""", fragments)
+        assert state["before"] == [False] * 3, "a view ran before it was on the page"
+        assert state["after"] == ["1"] * 3, "a view inserted as markup did not start"
+        assert state["scripts"] == [2] * 3 and state["head"] == 0, "activation left copies behind"
+        # the activated views work: the beam's step slider, the stepper's chips
+        set_range(page, '.s2sw-beam [data-slider="step"]', 1)
+        assert page.inner_text(".s2sw-beam .s2s-beamout").startswith("Step 1:")
+        page.click('.s2sw-stepper .s2s-chip[data-step="2"]')
+        assert page.locator(".s2sw-stepper .s2s-step:not([hidden])").get_attribute(
+            "data-step") == "2"
+        with page.expect_download() as info:
+            page.click('.s2sw-beam [data-save="html"]')
+        saved = open(info.value.path(), encoding="utf-8").read()
+        assert saved.count("<script>") == 1, "the saved page carries the script once"
+        check_clean(problems)
+    finally:
+        context.close()
+
+
+def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path):  # noqa: F811
+    """A live widget as the website shows it: its saved state drawn by the site's own widget
+    manager (@jupyter-widgets/html-manager, no kernel). The view in its HTML widget starts."""
+    import yaml
+    from ipywidgets.embed import embed_data
+
+    from lib.widgets import live_beam
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]["config"]
+    scripts = config["nb_ipywidgets_js"]
+    (tmp_path / "_static").symlink_to(site_dir / "_static", target_is_directory=True)
+    (tmp_path / "book").mkdir()
+    torch.manual_seed(0)
+    box = live_beam(make_model(hidden=32, max_tgt_len=6).eval(), "I am cold.", beam_size=2)
+    data = embed_data(views=[box])
+    state, view = json.dumps(data["manager_state"]), json.dumps(data["view_specs"][0])
+    tags = "\n".join(f'<script src="../_static/{s}"></script>' for s in scripts)
+    (tmp_path / "book" / "live.html").write_text(
+        f"""<!DOCTYPE html><html><head><meta charset="utf-8">{tags}</head><body>
+<script type="application/vnd.jupyter.widget-state+json">{state}</script>
+<script type="application/vnd.jupyter.widget-view+json">{view}</script>
+</body></html>""", encoding="utf-8")
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = visit(browser, url + "book/live.html")
+        try:
+            page.wait_for_selector(".widget-slider", timeout=30000)
+            page.wait_for_selector(".s2sw-beam.js[data-ready]", timeout=30000)
+            set_range(page, '.s2sw-beam [data-slider="step"]', 1)
+            assert page.inner_text(".s2sw-beam .s2s-beamout").startswith("Step 1:")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "site-live-beam.png"), full_page=True)
             check_clean(problems)
         finally:
             context.close()

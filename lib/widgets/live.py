@@ -6,7 +6,8 @@
     live_bleu()                 # hypothesis, references
 
 Each returns an ipywidgets VBox (controls above, the view below) whose `.live` attribute is
-the controller: `.controls`, `.view` (the current View), `.html`, `.seconds` (last redraw).
+the controller: `.controls`, `.view` (the current View), `.html` (what `.area`, an HTML widget,
+shows), `.seconds` (last redraw).
 The model runs on its own device; only the captured numbers come back to the CPU.
 
 Only APIs present in both ipywidgets 7.7.1 (Colab) and 8.x are used; tests/test_widgets.py
@@ -29,17 +30,17 @@ def _ipywidgets():
     return ipywidgets
 
 
-def show_html(output, html: str) -> None:
-    """Replace what an Output widget shows with `html` (a self-contained fragment).
+def show_html(area, html: str) -> None:
+    """Show `html` (a self-contained fragment, see View.to_html) in the live view's HTML widget.
 
-    We set the widget's synced `outputs` directly, which every front end renders (Jupyter,
-    Colab, and the static website's widget manager, which reads the saved state). The usual
-    `with output: clear_output(wait=True); display(...)` routes the display through the
-    kernel's output capture instead, and under nbclient (the book build, the Colab-like test)
-    that stalled a chapter until the cell timeout (600 s) now and then (jupyter/nbclient#312).
+    An ipywidgets HTML widget, not an Output: every front end draws it the same way (innerHTML,
+    then the fragment's <style onload> runs its script, see lib.widgets.render.ACTIVATE). An
+    Output depends on the front end's output area: the classic Notebook ran its scripts only
+    if the view was already on the page (so a first render stayed inert), widgetsnbextension
+    3.6.7 to 3.6.10 cannot create an Output model at all, and capturing displays into one
+    stalled nbclient now and then (jupyter/nbclient#312).
     """
-    output.outputs = ({"output_type": "display_data", "metadata": {},
-                       "data": {"text/html": html, "text/plain": "<view>"}},)
+    area.value = html
 
 
 def _error_html(error: Exception) -> str:
@@ -48,12 +49,12 @@ def _error_html(error: Exception) -> str:
 
 
 class Live:
-    """Controls -> `build(**values)` -> a View drawn into an Output, at every change."""
+    """Controls -> `build(**values)` -> a View drawn into an HTML widget, at every change."""
 
     def __init__(self, controls: dict, build: Callable[..., View], rows: list[list[str]]):
         w = _ipywidgets()
         self.controls, self.build = controls, build
-        self.output = w.Output()
+        self.area = w.HTML(layout=w.Layout(width="100%"))
         self.view: View | None = None
         self.html = ""
         self.error: Exception | None = None
@@ -61,7 +62,7 @@ class Live:
         for control in controls.values():
             control.observe(self._changed, names="value")
         lines = [w.HBox([controls[name] for name in row]) for row in rows]
-        self.box = w.VBox(lines + [self.output])
+        self.box = w.VBox(lines + [self.area])
         self.box.live = self
         self.update()
 
@@ -79,7 +80,7 @@ class Live:
             self.html = self.view.to_html()
         except (ValueError, TypeError, KeyError) as error:
             self.view, self.error, self.html = None, error, _error_html(error)
-        show_html(self.output, self.html)
+        show_html(self.area, self.html)
         self.seconds = time.perf_counter() - start
 
 

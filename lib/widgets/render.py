@@ -216,6 +216,18 @@ qa("[data-save]").forEach(function (b) {
 """
 
 
+# Runs the fragment's script where it was inserted without running: an ipywidgets HTML widget
+# sets innerHTML, which never runs scripts, and the classic Notebook's output area runs them only
+# if it is already on the page. A <style> fires `load` once it is in the document, so this
+# handler runs then; where the script did run, the root is marked ready and nothing happens.
+# The copy goes to <head> and is removed at once: it runs on insertion and leaves the fragment
+# (which "Save HTML" copies) untouched.
+ACTIVATE = ("var o=this.parentNode,r=o&&o.querySelector('.s2sw'),c=o&&"
+            "o.querySelector('script:not([type])');if(r&&c&&!r.getAttribute('data-ready')){"
+            "var s=document.createElement('script');s.text=c.text;"
+            "document.head.appendChild(s);s.remove()}")
+
+
 def tools(png: bool = True) -> str:
     """The "save" buttons (shown only with JavaScript, which they need)."""
     buttons = '<button type="button" data-save="html" title="Download this view as a ' \
@@ -273,7 +285,7 @@ class View:
         style = (CSS + self.css).strip()  # newlines are whitespace in CSS: keep them
         return (
             f'<div class="s2sw-out" id="{uid}-out">'
-            f"<style>{style}</style>\n"
+            f'<style onload="{esc(ACTIVATE)}">{style}</style>\n'
             f'<div class="s2sw s2sw-{self.kind}" id="{uid}">\n{self.body}\n</div>\n'
             f'<script type="application/json" id="{uid}-data">{script_json(data)}</script>\n'
             f'<script>(function () {{ "use strict"; var UID = "{uid}";\n{JS_COMMON}\n'
