@@ -90,13 +90,14 @@ $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference
 	$(build_site)
 
 # pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well.
-test: setup chromium $(SITE_STAMP)
+test: setup chromium $(SITE_STAMP) release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
 
-# A new virtual environment under _build/colab-env/ with Colab's torch, numpy, ipywidgets 7.7.1
-# (not requirements.txt), the setup cell run against a local copy of this repository, then every
-# chapter top to bottom in a kernel of it; the time of each step goes to timings.json there.
-colab-test: setup reference
+# A cold start as in Colab: a new virtual environment under _build/colab-env/ with Colab's torch,
+# numpy, ipywidgets 7.7.1 (not requirements.txt), each reader notebook's setup cell run against a
+# local copy of this repository, the release served on 127.0.0.1, an empty HOME per notebook;
+# the time of each step goes to timings.json there.
+colab-test: setup release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest tests/test_colab.py -v --durations=0
 
 # Benchmarks against JoeyNMT 2.3.0 (own venv under _build/bench), the BLEU implementations, the

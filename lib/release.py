@@ -48,8 +48,11 @@ def write_release(out: Path, device: str = "cpu") -> dict:
     """
     from lib.data import load_corpus
 
-    model = reference.pretrained(device=device, download=False, train=False, progress=False)
     key = reference.reference_key()
+    previous = _current(Path(out), key)
+    if previous is not None:
+        return previous
+    model = reference.pretrained(device=device, download=False, train=False, progress=False)
     test = load_corpus(reference.DATA).split.test
     bleu = {"float32": _bleu(model, test), "float16": _bleu(_rounded(model, torch.float16), test)}
     cost = {name: bleu["float32"][name] - bleu["float16"][name] for name in bleu["float32"]}
@@ -75,6 +78,16 @@ def write_release(out: Path, device: str = "cpu") -> dict:
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, out / reference.MANIFEST)
     return manifest
+
+
+def _current(out: Path, key: str) -> dict | None:
+    """The manifest in `out` if it is for `key` and its checkpoint still has its sha256."""
+    try:
+        manifest = json.loads((out / reference.MANIFEST).read_text(encoding="utf-8"))
+        fresh = manifest["key"] == key and sha256_of(out / manifest["file"]) == manifest["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return manifest if fresh else None
 
 
 def main(argv=None) -> None:

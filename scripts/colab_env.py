@@ -186,11 +186,12 @@ def setup_cell_for(source: str, repository: Path) -> str:
 
 
 def kernel_env(env: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The kernel's environment variables: this process's, less what would leak the repository
-    or the test runner's environment into it, plus `extra`."""
+    """The kernel's environment variables: this process's, less what would leak the repository,
+    the test runner or this machine's course settings ($SEQ2SEQ_*) into it, plus `extra`."""
     result = {k: v for k, v in os.environ.items()
               if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "MPLBACKEND",
-                           "JUPYTER_PATH", "PYTEST_CURRENT_TEST"}}
+                           "JUPYTER_PATH", "PYTEST_CURRENT_TEST"}
+              and not k.startswith("SEQ2SEQ_")}
     result["PATH"] = f"{env / 'bin'}{os.pathsep}{result.get('PATH', '')}"
     result["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # ipykernel's debugger: no frozen-module note
     result.update(extra or {})

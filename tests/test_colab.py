@@ -1,26 +1,42 @@
-"""Every chapter runs top to bottom in a fresh Colab-like environment (`make colab-test`).
+"""A cold start in a fresh Colab-like runtime: each reader notebook runs top to bottom.
 
-A new virtual environment gets what Colab preinstalls (torch first, then numpy, matplotlib,
-tqdm, ipywidgets 7.7.1, ipykernel, IPython; see scripts/colab_env.py), a dummy `google.colab`
-module, and nothing of requirements.txt. Each chapter's real setup cell then installs `lib`
-from a local git repository standing in for GitHub (same branch, `git+file://` instead of
-`git+https://`), and the chapter runs in a kernel of that environment with nbclient, from a
-fresh copy of the notebook, with book/ as its working directory. The test fails if the
-install changed a preinstalled package (torch, numpy and ipywidgets above all), if the
-chapters import `lib` from anywhere but the environment's site-packages, or if any cell fails.
+`make colab-test` runs this file alone.
 
-The environment is rebuilt on every run under _build/colab-env/ (kept afterwards for a look:
-`executed/` has the chapters with their outputs and cell timings, `timings.json` the time of
-each step). It needs the reference model cached (`make reference`): without it a bare `pytest`
-skips these tests and `make test` fails them. The helpers' own tests at the end are fast.
+What a reader gets from the Colab button is a reader notebook (`make notebooks`,
+_build/notebooks/) in a new runtime. This test rebuilds that: a new virtual environment with
+what Colab preinstalls (torch first, then numpy, matplotlib, tqdm, ipywidgets 7.7.1, IPython;
+see scripts/colab_env.py), a dummy `google.colab` module, and nothing of requirements.txt.
+Each notebook's own setup cell installs `lib` from a local git repository standing in for
+GitHub (same branch, `git+file://` instead of `git+https://`), and the notebook then runs in a
+kernel of that environment, with nothing of this machine's state:
+
+- an empty HOME (so an empty cache) of its own per notebook, as every Colab notebook gets its
+  own runtime; no $SEQ2SEQ_DATA, no $SEQ2SEQ_CACHE; the working directory is an empty folder,
+  so no ../shared beside it either;
+- the reference checkpoint published by `make release` (_build/release/), served on 127.0.0.1
+  at the URL the package derives, redirected by the one documented override
+  ($SEQ2SEQ_RELEASE_URL).
+
+It fails if the setup cell changed a preinstalled package, if `lib` comes from anywhere but the
+installed package, if any cell fails, if the reference model would be trained (the probe cell
+replaces the training function by one that fails the notebook), if the corpus is fetched from
+anywhere (the same for the download function; the packaged copy must be what is read), or if
+the first cell that loads the model takes more than FIRST_LOAD_LIMIT seconds.
+
+The environment is rebuilt on every run under _build/colab-env/ and kept for a look
+(`executed/`: the notebooks with outputs and cell timings; `timings.json`: each step).
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -31,17 +47,28 @@ from conftest import ROOT, load_script
 WORK = ROOT / "_build" / "colab-env"
 ENV = WORK / "venv"
 GITHUB = WORK / "github"  # the local stand-in for https://github.com/
-BOOK = ROOT / "book"
+RELEASE = ROOT / "_build" / "release"  # written by `make release`
+NOTEBOOKS = ROOT / "_build" / "notebooks"  # written by `make notebooks`
 PROBE = "COLAB-PROBE"
+FIRST_LOAD_LIMIT = 30.0  # seconds for the first cell that loads the reference model
 TIMINGS: dict[str, float] = {}
 
 
 def chapters() -> list[str]:
-    """The chapter notebooks in the order of _toc.yml (book/<name>.ipynb)."""
-    return load_script("toc").notebooks()
+    """The chapter names in the order of _toc.yml (encoder for book/encoder)."""
+    return [Path(page).name for page in load_script("toc").notebooks()]
 
 
 CHAPTERS = chapters()
+
+
+def _require(what: str, ok: bool, hint: str) -> None:
+    """Skip under a bare pytest, fail under `make test` (COURSE_REQUIRE_SITE=1)."""
+    if not ok:
+        message = f"{what} is missing; {hint}"
+        if os.environ.get("COURSE_REQUIRE_SITE"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
@@ -55,20 +82,46 @@ def colab_env():
             json.dumps({k: round(v, 1) for k, v in TIMINGS.items()}, indent=1), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def kernel_vars():
-    """What the kernel needs from this machine: the corpus (Colab would download it) and the
-    cached reference model (found through HOME, or $SEQ2SEQ_CACHE, both passed on)."""
-    import lib.data
-    import lib.reference
+class _LoggingHandler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        self.server.requests.append(self.path)
+        super().do_GET()
 
-    if not lib.reference.cache_path().is_file():
-        message = ("the reference model is not cached; run `make reference` first (the chapters "
-                   "would otherwise train it, which takes a quarter of an hour)")
-        if os.environ.get("COURSE_REQUIRE_SITE"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return {"SEQ2SEQ_DATA": str(lib.data.corpus_path(download=False))}
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def release_server():
+    """_build/release/ laid out as GitHub serves release assets (<tag>/<file>), on 127.0.0.1;
+    yields (base URL for $SEQ2SEQ_RELEASE_URL, manifest, request log)."""
+    import lib.reference
+    from lib.download import sha256_of
+
+    manifest_file = RELEASE / lib.reference.MANIFEST
+    _require(str(manifest_file), manifest_file.is_file(), "run `make release`")
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    key = lib.reference.reference_key()
+    assert manifest["key"] == key, (
+        f"_build/release holds the checkpoint of key {manifest['key']}, not the current {key}: "
+        "run `make release`")
+    checkpoint = RELEASE / manifest["file"]
+    assert sha256_of(checkpoint) == manifest["sha256"]
+    served = WORK / "served" / manifest["tag"]
+    if served.parent.exists():
+        shutil.rmtree(served.parent)
+    served.mkdir(parents=True)
+    for path in (checkpoint, manifest_file):
+        shutil.copy2(path, served / path.name)
+    handler = functools.partial(_LoggingHandler, directory=str(served.parent))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    httpd.requests = []
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    host, port = httpd.server_address[:2]
+    yield f"http://{host}:{port}", manifest, httpd.requests
+    httpd.shutdown()
+    httpd.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -93,21 +146,30 @@ def stand_in(colab_env):
 
 
 def probe_cell() -> nbformat.NotebookNode:
-    """A cell run right after the setup cell: where `lib` comes from, and that the reference
-    model the installed `lib` asks for is cached (a chapter would train it otherwise)."""
+    """Run right after the setup cell: where `lib` comes from; training the reference model and
+    fetching the corpus are replaced by functions that fail the notebook."""
     return nbformat.v4.new_code_cell(f"""\
 import json
 from importlib import metadata
 
 import lib
+import lib.data
+import lib.download
 import lib.reference
 
+
+def _refuse(what):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"COLD-START: the notebook {{what}}")
+    return refuse
+
+
+lib.reference.train_reference = _refuse("trained the reference model")
+lib.download.fetch_corpus = _refuse("downloaded the corpus")
 report = {{"lib": lib.__file__, "version": metadata.version("seq2seq-course-lib"),
-          "reference": str(lib.reference.cache_path())}}
+          "corpus": str(lib.data.corpus_path()), "packaged": str(lib.data.PACKAGED_CORPUS),
+          "cache": str(lib.reference.cache_path())}}
 print("{PROBE}", json.dumps(report))
-assert lib.reference.cache_path().is_file(), (
-    f"the installed lib looks for {{report['reference']}}, which is not cached: its training "
-    "code differs from the repository's, or `make reference` did not run")
 """)
 
 
@@ -119,6 +181,12 @@ def probe_report(cell) -> dict:
     raise AssertionError(f"the probe cell printed no report: {cell.get('outputs')}")
 
 
+def reader_notebook(chapter: str) -> Path:
+    path = NOTEBOOKS / f"{chapter}.ipynb"
+    _require(str(path), path.is_file(), "run `make notebooks`")
+    return path
+
+
 def prepared_notebook(colab_env, path: Path, repository: Path):
     """A fresh in-memory copy of `path`: setup cell pointed at `repository`, probe after it."""
     nb = nbformat.read(path, as_version=4)
@@ -128,16 +196,26 @@ def prepared_notebook(colab_env, path: Path, repository: Path):
     return nb, i + 1
 
 
-def execute(colab_env, nb, what: str, kernel_vars: dict) -> None:
-    """Run `nb` in a kernel of the Colab-like environment, cwd book/; a failing cell fails the
-    test with its traceback."""
+def execute(colab_env, nb, what: str, cwd: Path, env_vars: dict) -> None:
+    """Run `nb` in a kernel of the Colab-like environment; a failing cell fails the test with
+    its traceback."""
     from nbclient.exceptions import CellExecutionError
 
     try:
-        colab_env.run_notebook(nb, ENV, BOOK, kernel_vars)
+        colab_env.run_notebook(nb, ENV, cwd, env_vars)
     except CellExecutionError as error:
         text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's terminal colours
         pytest.fail(f"{what} failed in the Colab-like environment:\n{text}", pytrace=False)
+
+
+def cold_runtime(name: str, release_url: str) -> tuple[Path, dict]:
+    """A new empty working directory and HOME for one notebook, and the kernel's variables."""
+    root = WORK / "runtimes" / name
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "home").mkdir(parents=True)
+    (root / "content").mkdir()
+    return root / "content", {"HOME": str(root / "home"), "SEQ2SEQ_RELEASE_URL": release_url}
 
 
 def check_lib_is_installed(report: dict, site: Path, where: str) -> None:
@@ -149,15 +227,25 @@ def check_lib_is_installed(report: dict, site: Path, where: str) -> None:
     assert not lib_file.is_relative_to(ROOT / "lib"), lib_file
 
 
+def cell_seconds(cell) -> float:
+    """How long a cell ran, from the timing nbclient records in its metadata."""
+    from datetime import datetime
+
+    timing = cell.metadata["execution"]
+    start, end = (datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
+                  for k in ("iopub.execute_input", "shell.execute_reply"))
+    return (end - start).total_seconds()
+
+
 @pytest.fixture(scope="module")
-def installed(colab_env, fresh_env, stand_in, kernel_vars):
-    """Run the first chapter's setup cell alone in a kernel of the fresh environment."""
+def installed(colab_env, fresh_env, stand_in, release_server):
+    """Run the first reader notebook's setup cell alone in a kernel of the fresh environment."""
     site = colab_env.site_packages(ENV)
-    first = ROOT / f"{CHAPTERS[0]}.ipynb"
-    nb, probe = prepared_notebook(colab_env, first, stand_in)
+    nb, probe = prepared_notebook(colab_env, reader_notebook(CHAPTERS[0]), stand_in)
     nb.cells = nb.cells[probe - 1: probe + 1]  # the setup cell and the probe
+    cwd, env_vars = cold_runtime("setup", release_server[0])
     start = time.perf_counter()
-    execute(colab_env, nb, f"the setup cell of {CHAPTERS[0]}.ipynb", kernel_vars)
+    execute(colab_env, nb, f"the setup cell of {CHAPTERS[0]}.ipynb", cwd, env_vars)
     TIMINGS["setup cell (first run)"] = time.perf_counter() - start
     return {"before": fresh_env, "after": colab_env.installed_versions(ENV), "site": site,
             "report": probe_report(nb.cells[1])}
@@ -172,23 +260,46 @@ def test_setup_cell_keeps_colab_packages(colab_env, installed):
     assert not changed, f"the setup cell changed preinstalled packages (before, after): {changed}"
     added = set(after) - set(before)
     assert {"seq2seq-course-lib", "sacrebleu"} <= added, f"installed: {sorted(added)}"
-    check_lib_is_installed(installed["report"], installed["site"], "setup cell")
+    report = installed["report"]
+    check_lib_is_installed(report, installed["site"], "setup cell")
+    # The corpus is the copy inside the installed package, found with no network.
+    assert report["corpus"] == report["packaged"]
+    assert Path(report["corpus"]).resolve().is_relative_to(installed["site"].resolve())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_runs_in_colab(colab_env, installed, stand_in, kernel_vars, chapter):
-    nb, probe = prepared_notebook(colab_env, ROOT / f"{chapter}.ipynb", stand_in)
+def test_reader_notebook_cold_start_in_colab(colab_env, installed, stand_in, release_server,
+                                             chapter):
+    release_url, manifest, requests = release_server
+    nb, probe = prepared_notebook(colab_env, reader_notebook(chapter), stand_in)
+    cwd, env_vars = cold_runtime(chapter, release_url)
+    already = len(requests)
     start = time.perf_counter()
     try:
-        execute(colab_env, nb, f"{chapter}.ipynb", kernel_vars)
+        execute(colab_env, nb, f"{chapter}.ipynb", cwd, env_vars)
     finally:
         TIMINGS[chapter] = time.perf_counter() - start
         (WORK / "executed").mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, WORK / "executed" / Path(chapter).with_suffix(".ipynb").name)
-    check_lib_is_installed(probe_report(nb.cells[probe]), installed["site"], chapter)
+        nbformat.write(nb, WORK / "executed" / f"{chapter}.ipynb")
+    report = probe_report(nb.cells[probe])
+    check_lib_is_installed(report, installed["site"], chapter)
+    assert report["corpus"] == report["packaged"], report
+    assert Path(report["cache"]).is_relative_to(Path(env_vars["HOME"]))
     changed = colab_env.changed_versions(installed["before"], colab_env.installed_versions(ENV))
     assert not changed, f"{chapter} changed preinstalled packages (before, after): {changed}"
+
+    loading = [c for c in nb.cells if c.cell_type == "code" and "pretrained(" in c.source]
+    if not loading:
+        return  # a chapter without the reference model
+    seconds = cell_seconds(loading[0])
+    TIMINGS[f"{chapter}: first model-loading cell"] = seconds
+    assert seconds <= FIRST_LOAD_LIMIT, (
+        f"{chapter}: the first cell that loads the reference model took {seconds:.1f} s "
+        f"(limit {FIRST_LOAD_LIMIT:.0f} s, download + load from 127.0.0.1)")
+    tag = manifest["tag"]
+    assert requests[already:] == [f"/{tag}/manifest.json", f"/{tag}/{manifest['file']}"], (
+        f"{chapter}: the published checkpoint was not fetched exactly once from the release")
 
 
 # --- the helpers alone (fast) -----------------------------------------------------------------
@@ -196,8 +307,9 @@ def test_chapter_runs_in_colab(colab_env, installed, stand_in, kernel_vars, chap
 
 def test_every_chapter_has_one_setup_cell_the_test_can_redirect(colab_env, tmp_path):
     assert CHAPTERS, "no chapter notebooks in _toc.yml"
-    for chapter in CHAPTERS:
-        nb = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4)
+    toc = load_script("toc")
+    for page in toc.notebooks():
+        nb = toc.read(toc.source(page))
         source = nb.cells[colab_env.setup_cell_index(nb)].source
         redirected = colab_env.setup_cell_for(source, tmp_path)
         old, new = source.splitlines(), redirected.splitlines()
@@ -243,10 +355,20 @@ def test_stand_in_repository_holds_the_tracked_work_tree(colab_env, tmp_path):
     assert clean == ""
 
 
-def test_kernel_env_does_not_leak_the_repository(colab_env, monkeypatch, tmp_path):
+def test_kernel_env_does_not_leak_this_machine(colab_env, monkeypatch, tmp_path):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.setenv("VIRTUAL_ENV", str(ROOT / ".venv"))
-    env = colab_env.kernel_env(tmp_path / "venv", {"SEQ2SEQ_DATA": "/data/fra.txt"})
+    for name in ("SEQ2SEQ_DATA", "SEQ2SEQ_CACHE", "SEQ2SEQ_DEVICE", "SEQ2SEQ_RELEASE_URL"):
+        monkeypatch.setenv(name, "/from/this/machine")
+    env = colab_env.kernel_env(tmp_path / "venv", {"HOME": "/fresh/home"})
     assert "PYTHONPATH" not in env and "VIRTUAL_ENV" not in env
+    assert not [name for name in env if name.startswith("SEQ2SEQ_")]
     assert env["PATH"].split(os.pathsep)[0] == str(tmp_path / "venv" / "bin")
-    assert env["SEQ2SEQ_DATA"] == "/data/fra.txt"
+    assert env["HOME"] == "/fresh/home"
+
+
+def test_cell_seconds_reads_nbclients_timing():
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-11-23T10:00:01.250Z",
+                                  "shell.execute_reply": "2026-11-23T10:00:31.750Z"}
+    assert cell_seconds(cell) == 30.5
