@@ -214,7 +214,8 @@ _OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
 _TARGET = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
 _ROLE_OR_CODE = re.compile(
     r"(?P<role>\{(?P<name>[a-zA-Z][\w:.-]*)\}`(?P<content>[^`]*)`)"
-    r"|(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))", re.S)
+    r"|(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<link>\]\((?P<target>[^()\s]+)\))", re.S)
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 _MATH_LABEL = re.compile(r"\$\$\s*\((?P<label>[^()\s]+)\)\s*$")
 
@@ -383,7 +384,7 @@ class Converter:
         for suffix in (".md", ".ipynb"):
             path = path.removesuffix(suffix)
         if path not in self.site.docs:
-            self.fail(f"{{doc}} names {target!r}, which is not a page of the website")
+            self.fail(f"{target!r} is not a page of the website (a {{doc}} or a link)")
         return path
 
     # --- inline --------------------------------------------------------------------------------
@@ -452,6 +453,18 @@ class Converter:
             return f"<{tag}>{html.escape(content, quote=False)}</{tag}>"
         self.fail(f"the role {{{name}}} has no reader-notebook form (in {{{name}}}`{content}`)")
 
+    def link(self, target: str) -> str:
+        """A Markdown link's target: addresses stay; a page of the book ("encoder.md#x") or an
+        anchor ("#label") becomes the website's address."""
+        if re.match(r"^[a-zA-Z][\w+.-]*:", target):
+            return target
+        path, _, anchor = target.partition("#")
+        if not path:
+            if anchor in self.site.labels:
+                return self.site.url(self.site.labels[anchor][0])
+            return self.site.url(self.page) + f"#{anchor}"
+        return self.site.url(self.doc_path(path)) + (f"#{anchor}" if anchor else "")
+
     def cite(self, name: str, content: str) -> str:
         keys = [k.strip() for k in content.split(",") if k.strip()]
         link = self.site.url(self.site.references_page)
@@ -502,6 +515,8 @@ class Converter:
         def replace(match):
             if match["code"]:
                 return match["code"]
+            if match["link"]:
+                return f"]({self.link(match['target'])})"
             return self.role(match["name"], match["content"])
 
         return _ROLE_OR_CODE.sub(replace, text)

@@ -104,6 +104,15 @@ def test_cross_references_are_links_to_the_website(conv):
         f"[Ex. 4]({WEB}book/ch.html#ch-ex-2), [(7)]({WEB}book/ch.html#equation-eq-loss).")
 
 
+def test_links_to_the_book_go_to_the_website(conv):
+    text = ("[next](other.md), [there](other.md#part), [up](#sec-x), [here](#top), "
+            "[web](https://tatoeba.org/) and `[code](other.md)`")
+    assert conv.convert(text) == (
+        f"[next]({WEB}book/other.html), [there]({WEB}book/other.html#part), "
+        f"[up]({WEB}book/other.html#sec-x), [here]({WEB}book/ch.html#top), "
+        "[web](https://tatoeba.org/) and `[code](other.md)`")
+
+
 def test_code_spans_targets_and_comments(conv):
     text = ("(sec-x)=\n## A section\n% a note for the authors\n"
             "Write `{glue}` calls like ``glue(`x`)`` and keep `a*b`.")
@@ -244,7 +253,8 @@ def test_the_same_chapter_gives_the_same_bytes(site):
     ([("md", "{glue:text}`missing:.2f`")], "no glued value 'missing' in the build of book/ch"),
     ([("md", "{glue:text}`word:d`")], "cannot format the value"),
     ([("md", "{cite:t}`nobody2020`")], "'nobody2020', which is not in the bibliography"),
-    ([("md", "{doc}`nowhere`")], "'nowhere', which is not a page of the website"),
+    ([("md", "{doc}`nowhere`")], "'nowhere' is not a page of the website"),
+    ([("md", "[data](data/table.csv)")], "'data/table.csv' is not a page of the website"),
     ([("md", "{ref}`nolabel`")], "'nolabel', which is no label of the website"),
     ([("md", "```{list-table}\n* - a\n```")], r"the directive \{list-table\} has no"),
     ([("md", "```{note}\nnever closed")], r"the directive \{note\} opened by .* is never closed"),
