@@ -738,6 +738,152 @@ def strip_glue(source: str, where: str = "a code cell") -> str:
     return result
 
 
+def glue_inputs(source: str) -> set[str]:
+    """The names the glue() calls of `source` read: what may have been computed only for them."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {name for node in ast.walk(tree) if _is_glue_call(node)
+            for name in _loaded_names(node)} - {"glue"}
+
+
+# Calls that compute without side effects: a statement that calls nothing else may go.
+PURE_CALLS = {"abs", "all", "any", "bool", "dict", "enumerate", "float", "format", "int",
+              "isinstance", "len", "list", "max", "min", "range", "reversed", "round", "set",
+              "sorted", "str", "sum", "tuple", "zip"}
+
+
+_OWN_SCOPE = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
+              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _scoped_walk(node: ast.AST):
+    """ast.walk without entering the nodes that have a scope of their own (comprehensions,
+    lambdas, functions, classes): what a statement does to the notebook's own names."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in ast.iter_child_nodes(current)
+                     if not isinstance(child, _OWN_SCOPE))
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The notebook-level names a statement binds."""
+    names = set()
+    for n in _scoped_walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in n.names)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(child.name)
+    return names
+
+
+def _reads(node: ast.AST) -> set[str]:
+    """The notebook-level names a statement reads (a function's parameters and locals are its
+    own; what its body reads from outside counts)."""
+    reads = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is not node and isinstance(current, _OWN_SCOPE):
+            reads |= _free_reads(current)
+            continue
+        if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
+            reads.add(current.id)
+        stack.extend(ast.iter_child_nodes(current))
+    return reads
+
+
+def _free_reads(scope: ast.AST) -> set[str]:
+    """What a function, lambda, class or comprehension reads from the scope around it."""
+    local = set()
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = scope.args
+        local |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    inner = set()
+    for child in ast.iter_child_nodes(scope):
+        if isinstance(child, ast.arguments):
+            continue
+        local |= _binds(child)
+        inner |= _reads(child)
+    return inner - local
+
+
+def _deferred_reads(node: ast.AST) -> set[str]:
+    """Names read inside the functions and lambdas of a statement: read when they are called,
+    which may be after any later statement."""
+    return set().union(*(_free_reads(d) for d in ast.walk(node)
+                         if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))))
+
+
+def _only_binds(stmt: ast.stmt) -> bool:
+    """A statement that only binds names from side-effect-free expressions: no output, no
+    attribute or item assignment, no call but PURE_CALLS."""
+    if isinstance(stmt, (ast.For, ast.If)):
+        if not all(_only_binds(child) for child in stmt.body + stmt.orelse):
+            return False
+    elif not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return False
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+            return False
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name)
+                                            and n.func.id in PURE_CALLS):
+            return False
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            return False
+    return True
+
+
+def prune_glue_leftovers(sources: list[str], candidates: set[str]) -> list[str]:
+    """The cells' code (in notebook order) without the computations that only fed glue(): a
+    top-level statement that only binds names, one of them read by a removed glue() call,
+    none read by a later statement or by any function. Repeated, since removing one can free
+    another (the sentence a chapter glued, then the comparisons it was built from)."""
+    sources = list(sources)
+    candidates = set(candidates)
+    while True:
+        statements = []
+        for i, source in enumerate(sources):
+            try:
+                statements.extend((i, stmt) for stmt in ast.parse(source).body)
+            except SyntaxError:
+                continue
+        deferred = set().union(*(_deferred_reads(stmt) for _, stmt in statements))
+        removed = None
+        for k, (i, stmt) in enumerate(statements):
+            bound = _binds(stmt)
+            if not bound & candidates or not _only_binds(stmt):
+                continue
+            after = [other for _, other in statements[k + 1:]]
+            later = set().union(*(_reads(other) for other in after))
+            if isinstance(stmt, ast.For):
+                # A loop variable that a later statement binds again is read from there on.
+                rebound = set().union(*(_binds(other) for other in after))
+                bound -= _binds(stmt.target) & rebound
+            if not bound & (later | deferred):
+                removed = (i, stmt)
+                break
+        if removed is None:
+            return [tidy_code(s) for s in sources]
+        i, stmt = removed
+        lines = sources[i].split("\n")
+        first = stmt.lineno - 1
+        while first > 0 and lines[first - 1].lstrip().startswith("#"):
+            first -= 1  # the comment that introduces the statement goes with it
+        del lines[first:stmt.end_lineno]
+        sources[i] = "\n".join(lines)
+        candidates |= _reads(stmt)
+
+
 def tidy_code(code: str) -> str:
     code = re.sub(r"\n{4,}", "\n\n\n", code)
     return code.strip("\n")
@@ -829,6 +975,7 @@ def _reader_notebook(nb, site: Site, page: str, setup_source: str | None):
     dropped: list[tuple[int, set[str]]] = []  # remove-cell cells: (position, names they bind)
     solution: list[str] | None = None
     solution_label = ""
+    glue_fed: set[str] = set()  # names that removed glue() calls read
 
     def add_markdown(text: str):
         text = tidy(text)
@@ -877,6 +1024,7 @@ def _reader_notebook(nb, site: Site, page: str, setup_source: str | None):
                 except SyntaxError:
                     dropped.append((len(cells), set()))
                 continue
+            glue_fed |= glue_inputs(cell.source)
             source = strip_glue(cell.source, where)
             if solution is not None:
                 if source.strip():
@@ -897,6 +1045,10 @@ def _reader_notebook(nb, site: Site, page: str, setup_source: str | None):
         conv.fail(f"solution {solution_label!r} is never ended (solution-end)")
     if setup is None:
         conv.fail("no Colab setup cell (a code cell tagged colab-setup)")
+    code = [c for c in cells if c.cell_type == "code" and c is not setup]
+    for cell, source in zip(code, prune_glue_leftovers([c.source for c in code], glue_fed)):
+        cell.source = source
+    cells = [c for c in cells if c.cell_type != "code" or c.source.strip()]
     _check_dropped(cells, dropped, page)
     out = nbformat.v4.new_notebook(cells=cells)
     out.metadata = {

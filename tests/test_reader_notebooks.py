@@ -177,6 +177,32 @@ def test_strip_glue_statements_and_import():
     assert rn.strip_glue("def f():\n    return 1") == "def f():\n    return 1"
 
 
+def test_what_only_fed_glue_goes_with_it():
+    """A chain computed only for glue() goes; what the reader's code reads, or what has an
+    effect (output, a call, an assignment into an object), stays."""
+    cells = [
+        'runs = {0: 1.0, 1: 2.0}\nbest = max(runs.values())\nglue("best", best, display=False)\n'
+        'wins = [runs[0] < runs[1]]\n# the sentence for the text\n'
+        'verdict = "ahead" if all(wins) else "behind"\nglue("verdict", verdict, display=False)',
+        'for k, v in runs.items():\n    top = v\n    glue(f"r{k}", top, display=False)\n'
+        'shown = len(runs)\nglue("shown", shown, display=False)\nprint(shown)',
+        'def report():\n    return best\n\n\nfor k in range(3):\n    pass',
+        'mean = sum(runs.values()) / len(runs)\nglue("mean", mean, display=False)\n'
+        'saved = open_log()\nglue("saved", saved, display=False)\n'
+        'config = {}\nconfig["x"] = mean\nglue("x", config, display=False)',
+    ]
+    names = set().union(*(rn.glue_inputs(c) for c in cells))
+    assert names == {"best", "verdict", "k", "top", "shown", "mean", "saved", "config"}
+    pruned = rn.prune_glue_leftovers([rn.strip_glue(c) for c in cells], names)
+    assert pruned == [
+        "runs = {0: 1.0, 1: 2.0}\nbest = max(runs.values())",  # report() reads best
+        "for k, v in runs.items():\n    top = v\nshown = len(runs)\nprint(shown)",
+        "def report():\n    return best\n\n\nfor k in range(3):\n    pass",
+        'mean = sum(runs.values()) / len(runs)\nsaved = open_log()\n'
+        'config = {}\nconfig["x"] = mean',
+    ]
+
+
 def test_strip_glue_refuses_glue_it_cannot_remove():
     with pytest.raises(rn.ReaderNotebookError, match="still uses glue"):
         rn.strip_glue('x = [glue("a", 1)]', "book/ch, code cell 3")
