@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import torch
+from conftest import assert_rejects, skeleton
 
 from lib.checks import search as checks
 from lib.data import EOS, PAD, SOS
+from lib.search import exhaustive_search, greedy, log_probs
 
 
 def greedy_ok(model, src, src_lengths, max_len):
@@ -160,3 +165,190 @@ def test_inputs_changed_in_place_are_named():
 
     result = checks.check_greedy(greedy_in_training_mode)
     assert "switched `model` to training mode (model.train())" in str(result)
+
+
+# --- a whole beam search with a pool of finished hypotheses -----------------------------------
+
+
+def beam_search_ok(model, src, src_lengths, k, max_len):
+    """The solution the chapter shows: Python lists, one hypothesis at a time."""
+    _, state, context = model.encode(src, src_lengths)
+    live = [([], 0.0, state)]  # (tokens, log P, decoder state)
+    finished = []  # (tokens, log P)
+    for _ in range(max_len):
+        candidates = []
+        for tokens, score, state in live:
+            prev = torch.tensor([tokens[-1] if tokens else SOS])
+            logits, new_state = model.decoder.step(prev, state, context)
+            for token, lp in enumerate(log_probs(logits)[0].tolist()):
+                if lp > float("-inf"):
+                    candidates.append((tokens + [token], score + lp, new_state))
+        candidates.sort(key=lambda c: c[1], reverse=True)
+        live = []
+        for tokens, score, state in candidates[:k]:
+            if tokens[-1] == EOS:
+                finished.append((tokens, score))
+            else:
+                live.append((tokens, score, state))
+        if not live or max((s for _, s in finished), default=-math.inf) >= live[0][1]:
+            break
+    finished += [(tokens, score) for tokens, score, _ in live]  # cut by the cap
+    return max(finished, key=lambda f: f[1])
+
+
+def beam_search_topk(model, src, src_lengths, k, max_len):
+    """Another right answer: tensors and one topk per step, float32 scores."""
+    _, state, context = model.encode(src, src_lengths)
+    seqs, scores = [[]], torch.zeros(1)  # live hypotheses: (N,) log P
+    states, best, best_score = state, None, -math.inf
+    for t in range(max_len):
+        prev = torch.tensor([s[-1] if s else SOS for s in seqs])  # (N,)
+        logits, states = model.decoder.step(prev, states, context.expand(len(seqs), -1))
+        total = scores[:, None] + log_probs(logits)  # (N, V)
+        top, flat = total.reshape(-1).topk(min(k, total.numel()))
+        keep = []
+        for score, i in zip(top.tolist(), flat.tolist()):
+            parent, token = divmod(i, total.size(1))
+            if score == -math.inf:
+                break
+            if token == EOS or t == max_len - 1:
+                if score > best_score:
+                    best, best_score = seqs[parent] + [token], score
+            else:
+                keep.append((parent, token, score))
+        if not keep or best_score >= keep[0][2]:
+            break
+        parents = torch.tensor([p for p, _, _ in keep])
+        seqs = [seqs[p] + [tok] for p, tok, _ in keep]
+        scores, states = torch.tensor([s for _, _, s in keep]), states[:, parents]
+    return best, torch.tensor(best_score)
+
+
+def _state_after(model, src, n, prefix):
+    """(state, context) of the decoder before it reads the last token of `prefix`."""
+    _, state, context = model.encode(src, n)
+    prev = torch.tensor([SOS])
+    for token in prefix[:-1]:
+        _, state = model.decoder.step(prev, state, context)
+        prev = torch.tensor([token])
+    return state, context
+
+
+def beam_search_wrong(mistake):
+    return lambda model, src, n, k, max_len: checks.beam_search_reference(
+        model, src, n, k, max_len, mistake)
+
+
+def test_beam_search_accepts_right_answers():
+    for fn in (beam_search_ok, beam_search_topk):
+        result = checks.check_beam_search(fn)
+        assert result.ok, result
+
+
+def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
+    """The checker's reference, with k above the number of candidates, is exhaustive search;
+    with k = 1 it is greedy."""
+    for seed, src in ((3, [8, 9]), (8, [5, 6, 7]), (5, [4, 6])):
+        model = checks.tiny_model(seed)
+        s, n = torch.tensor([src]), torch.tensor([len(src)])
+        ids, score = checks.beam_search_reference(model, s, n, 2000, 4)
+        best = exhaustive_search(model, s, n, 4).nbest[0][0]
+        assert ids == [i for i in best[0] if i != PAD]
+        assert math.isclose(score, best[2], abs_tol=1e-5)
+        assert checks.beam_search_reference(model, s, n, 3, 4)[0] != ids or seed == 5
+        g = [i for i in greedy(model, s, n, max_len=4)[0].tolist() if i != PAD]
+        assert checks.beam_search_reference(model, s, n, 1, 4)[0] == g
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (beam_search_wrong("first finished"), ["first hypothesis that wrote <eos>", "pool"]),
+    (beam_search_wrong("no pool"), ["no tokens", "keep it in a pool"]),
+    (beam_search_wrong("cap not pooled"), ["the cap cuts the best output", "after max_len",
+                                           "add them to the pool"]),
+    (beam_search_wrong("extend finished"), ["goes on after <eos>", "stop extending it"]),
+])
+def test_beam_search_names_the_mistakes_of_the_pool(wrong, words):
+    assert_rejects(checks.check_beam_search(wrong), *words)
+
+
+def test_beam_search_names_wrong_scores_and_wrong_beams():
+    def probability(model, src, n, k, max_len):
+        ids, score = beam_search_ok(model, src, n, k, max_len)
+        return ids, math.exp(score)
+
+    assert_rejects(checks.check_beam_search(probability), "you return the probability",
+                   "log P = -0.7985")
+
+    def eos_not_scored(model, src, n, k, max_len):  # right tokens, log P(<eos>) left out
+        ids, score = beam_search_ok(model, src, n, k, max_len)
+        if ids[-1] == EOS:
+            score -= float(log_probs(model.decoder.step(
+                torch.tensor([ids[-2] if len(ids) > 1 else SOS]),
+                *_state_after(model, src, n, ids[:-1]))[0])[0, EOS])
+        return ids, score
+
+    assert_rejects(checks.check_beam_search(eos_not_scored), "you return log_p = -0.6931",
+                   "but the log-probability of your tokens A <eos> is -0.7985")
+
+    def one_token_per_hypothesis(model, src, n, k, max_len):  # k greedy runs, not a beam
+        _, state, context = model.encode(src, n)
+        prev, out, score = torch.tensor([SOS]), [], 0.0
+        for _ in range(max_len):
+            logits, state = model.decoder.step(prev, state, context)
+            lp, tok = log_probs(logits)[0].max(0)
+            out, score, prev = out + [int(tok)], score + float(lp), tok.view(1)
+            if int(tok) == EOS:
+                break
+        return out, score
+
+    assert_rejects(checks.check_beam_search(one_token_per_hypothesis), "the table where "
+                   "greedy loses (k = 2", "less likely than the beam's answer")
+
+    def last_finished(model, src, n, k, max_len):  # the last hypothesis found, not the best
+        _, state, context = model.encode(src, n)
+        live, finished = [([], 0.0, state)], []
+        for _ in range(max_len):
+            cands = []
+            for tokens, score, st in live:
+                logits, new = model.decoder.step(
+                    torch.tensor([tokens[-1] if tokens else SOS]), st, context)
+                cands += [(tokens + [t], score + lp, new)
+                          for t, lp in enumerate(log_probs(logits)[0].tolist()) if lp > -1e30]
+            cands.sort(key=lambda c: -c[1])
+            live = [c for c in cands[:k] if c[0][-1] != EOS]
+            finished += [(c[0], c[1]) for c in cands[:k] if c[0][-1] == EOS]
+            if not live:
+                break
+        finished += [(tokens, score) for tokens, score, _ in live]
+        return finished[-1]
+
+    assert_rejects(checks.check_beam_search(last_finished), "expected")
+
+
+def test_beam_search_names_a_dropped_eos_and_an_unfinished_answer():
+    def drops_eos(model, src, n, k, max_len):
+        ids, score = beam_search_ok(model, src, n, k, max_len)
+        return (ids[:-1] if ids[-1] == EOS else ids), score
+
+    assert_rejects(checks.check_beam_search(drops_eos), "dropped the final <eos>")
+
+    def live_prefix(model, src, n, k, max_len):  # a prefix of a longer answer
+        ids, score = beam_search_ok(model, src, n, k, max_len)
+        return (ids[:1] if len(ids) > 2 else ids), score
+
+    assert_rejects(checks.check_beam_search(live_prefix), "is unfinished",
+                   "neither ends with <eos> nor has max_len tokens")
+
+
+def test_beam_search_without_a_cap_is_stopped(monkeypatch):
+    import lib.checks
+
+    monkeypatch.setattr(lib.checks, "TIME_LIMIT", 1.0)
+
+    def no_cap(model, src, n, k, max_len):
+        while True:  # waits for an <eos> that the table's capped case never writes
+            beam_search_ok(model, src, n, k, max_len)
+
+    assert_rejects(checks.check_beam_search(no_cap), "took longer than 1 second",
+                   "decoding loop that never ends")
+    assert not checks.check_beam_search(skeleton).done

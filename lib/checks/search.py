@@ -7,6 +7,9 @@
   new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
 * `check_length_normalisation(fn)`: `fn(raw, lengths, alpha)` -> log P / L^alpha, and which of
   the walk-through's finished hypotheses it makes win, against `lib.search`.
+* `check_beam_search(fn)`: a whole beam search for one sentence with a pool of finished
+  hypotheses, `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against
+  `beam_search_reference` and, when k keeps every hypothesis, exhaustive search.
 
 Each returns a `lib.checks.CheckResult` that says in words what is wrong.
 """
@@ -320,3 +323,203 @@ def check_length_normalisation(fn) -> CheckResult:
         return "the walk-through's winner for alpha in 0, 0.6, 1"
 
     return run_checks("length normalisation", values, winner)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: a whole beam search with a pool of finished hypotheses
+# ---------------------------------------------------------------------------------------------
+
+BEAM_NAMES = ("model", "src", "src_lengths", "k", "max_len")
+
+
+def first_finished_table() -> dict:
+    """<eos> alone finishes first (0.3), but A <eos> (0.5 * 0.9 = 0.45), found one step later,
+    is better: stopping at the first finished hypothesis loses."""
+    return {(): {"A": 0.5, "<eos>": 0.3, "B": 0.2}, ("A",): {"<eos>": 0.9, "C": 0.1}}
+
+
+def capped_wins_table() -> dict:
+    """With max_len = 2 the best output is A B (0.9 * 0.8 = 0.72), cut by the cap without
+    <eos>; the best finished one is A <eos> (0.18)."""
+    return {(): {"A": 0.9, "<eos>": 0.1}, ("A",): {"B": 0.8, "<eos>": 0.2}}
+
+
+@torch.no_grad()
+def beam_search_reference(model, src: torch.Tensor, src_lengths: torch.Tensor, k: int,
+                          max_len: int, mistake: str = "") -> tuple[list[int], float]:
+    """The exercise's beam search for one sentence, written to be read: (ids, log P).
+
+    Every step extends each live hypothesis by every token and keeps the k best candidates
+    overall. Those that end with <eos> move to the pool of finished hypotheses, the others stay
+    live (so the beam may shrink). After max_len tokens the live ones join the pool too. Search
+    stops when nothing is live or when the best finished hypothesis is at least as likely as
+    the best live one (log P only goes down as tokens are added, so nothing live can win).
+    The answer is the best hypothesis of the pool (the first found, on a tie).
+
+    `mistake` computes a typical wrong version instead, to recognise it in a learner's answer:
+    "first finished", "no pool", "cap not pooled" or "extend finished".
+    """
+    from lib.search import log_probs
+
+    _, state, context = model.encode(src, src_lengths)
+    live = [([], 0.0, state)]  # (tokens, log P, decoder state before reading the last token)
+    pool: list[tuple[list[int], float]] = []  # finished: (tokens, log P)
+    for t in range(1, max_len + 1):
+        candidates = []  # (tokens, log P, decoder state after reading the parent's tokens)
+        for tokens, score, state in live:
+            prev = torch.tensor([tokens[-1] if tokens else SOS], device=src.device)  # (1,)
+            logits, new_state = model.decoder.step(prev, state, context)  # (1, V)
+            logp = log_probs(logits)[0].double()  # (V,)
+            for token in range(logp.numel()):
+                if logp[token] > -math.inf:
+                    candidates.append((tokens + [token], score + float(logp[token]), new_state))
+        candidates.sort(key=lambda c: -c[1])  # stable: ties keep the order they were made in
+        live = []
+        for tokens, score, state in candidates[:k]:
+            if tokens[-1] == EOS and mistake != "extend finished":
+                if mistake != "no pool":
+                    pool.append((tokens, score))
+            else:
+                live.append((tokens, score, state))
+        if mistake == "first finished" and pool:
+            return max(pool, key=lambda p: p[1])
+        if t == max_len and mistake != "cap not pooled":
+            pool += [(tokens, score) for tokens, score, _ in live]
+            live = []
+        if not live or (pool and max(p[1] for p in pool) >= max(s for _, s, _ in live)):
+            break
+    if not pool:
+        return [], -math.inf
+    return max(pool, key=lambda p: p[1])  # max() keeps the first of equal scores
+
+
+def _as_answer(got) -> tuple[list[int], float]:
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise Mismatch(f"return a pair (ids, log_p): the best hypothesis' token ids and its "
+                       f"log-probability, got {type(got).__name__}: {str(got)[:80]}")
+    ids, score = got
+    ids = _as_ids(ids)
+    if torch.is_tensor(score):
+        if score.numel() != 1:
+            raise Mismatch(f"log_p must be one number, got a tensor of shape "
+                           f"{tuple(score.shape)}")
+        score = float(score)
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise Mismatch(f"log_p must be a number, got {type(score).__name__}")
+    return ids, float(score)
+
+
+def _log_p(model, src, lengths, ids) -> float:
+    from lib.search import sequence_log_prob
+
+    if not ids:
+        return -math.inf
+    return float(sequence_log_prob(model, src, lengths, torch.tensor([ids], device=src.device)))
+
+
+_BEAM_MISTAKES = {
+    "first finished": "you stopped at the first hypothesis that wrote <eos>; a hypothesis that "
+                      "finishes later can still be more likely. Put finished hypotheses in a "
+                      "pool and go on while a live hypothesis is more likely than the best of "
+                      "the pool",
+    "no pool": "finished hypotheses were dropped: when a hypothesis among the k best writes "
+               "<eos>, keep it in a pool of finished hypotheses, and answer with the best of "
+               "that pool",
+    "cap not pooled": "after max_len tokens the live hypotheses are finished too (the cap cuts "
+                      "them): add them to the pool before you pick the best",
+    "extend finished": "a hypothesis that wrote <eos> went on being extended; it is finished: "
+                       "move it to the pool and stop extending it",
+}
+
+
+def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=False) -> None:
+    from lib.search import exhaustive_search
+
+    where = f"{name} (k = {k}, max_len = {max_len})"
+    want, want_score = beam_search_reference(model, src, lengths, k, max_len)
+    got, score = _as_answer(call(fn, model, src, lengths, k, max_len, names=BEAM_NAMES,
+                                 hint=DECODING_HINT, where=where))
+    if got == want and math.isclose(score, want_score, rel_tol=1e-4, abs_tol=1e-4):
+        return
+    if EOS in got[:-1]:
+        raise Mismatch(f"on {where} your answer {_text(model, got)} goes on after <eos>: "
+                       f"{_BEAM_MISTAKES['extend finished']}")
+    if len(got) > max_len:
+        raise Mismatch(f"on {where} your answer has {len(got)} tokens: max_len = {max_len} "
+                       f"caps the number of tokens, <eos> included")
+    if not got:
+        raise Mismatch(f"on {where} you returned no tokens: {_BEAM_MISTAKES['no pool']}")
+    if got + [EOS] == want:
+        raise Mismatch(f"on {where} you dropped the final <eos>: keep it, so that the caller "
+                       f"knows the sentence ended (expected {_text(model, want)})")
+    if got[-1] != EOS and len(got) < max_len:
+        raise Mismatch(f"on {where} your answer {_text(model, got)} is unfinished: it neither "
+                       f"ends with <eos> nor has max_len tokens. Only finished hypotheses (and "
+                       f"after max_len tokens, the live ones) can be the answer")
+    true = _log_p(model, src, lengths, got)
+    if not math.isclose(score, true, rel_tol=1e-4, abs_tol=1e-4):
+        if math.isclose(score, math.exp(true), rel_tol=1e-4, abs_tol=1e-6):
+            raise Mismatch(f"on {where} you return the probability of your answer "
+                           f"({score:.4f}); return its log-probability, log P = {true:.4f} "
+                           f"(sums of logs do not underflow as products of probabilities do)")
+        raise Mismatch(f"on {where} you return log_p = {score:.4f}, but the log-probability "
+                       f"of your tokens {_text(model, got)} is {true:.4f}: return the sum of "
+                       f"log P(y_t | y_<t, x) over the tokens, <eos> included")
+    if exhaustive:
+        best = exhaustive_search(model, src, lengths, max_len).nbest[0][0]
+        best_ids = [i for i in best[0] if i != PAD]
+        raise Mismatch(f"on {where} k is larger than the number of hypotheses, so beam search "
+                       f"keeps them all and must find what exhaustive search finds, "
+                       f"{_text(model, best_ids)} (log P {best[2]:.4f}); yours is "
+                       f"{_text(model, got)} (log P {true:.4f})")
+    for mistake, why in _BEAM_MISTAKES.items():
+        if got == beam_search_reference(model, src, lengths, k, max_len, mistake)[0]:
+            raise Mismatch(f"on {where}: {why}")
+    more = ("more likely than the beam's answer: did you keep more than k hypotheses per step?"
+            if true > want_score else
+            "less likely than the beam's answer: keep the k best candidates over ALL live "
+            "hypotheses at each step, and answer with the best of the pool")
+    raise Mismatch(f"on {where} you returned {_text(model, got)} (log P {true:.4f}), expected "
+                   f"{_text(model, want)} (log P {want_score:.4f}); yours is {more}")
+
+
+def check_beam_search(fn) -> CheckResult:
+    """Check `fn(model, src (1, S), src_lengths (1,), k, max_len) -> (ids, log_p)`: beam search
+    with a pool of finished hypotheses, against `beam_search_reference` on hand-set tables and
+    small random networks, and against exhaustive search when k keeps every hypothesis."""
+    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+
+    def on_tables():
+        for name, table, k, max_len in (
+                ("the table where the first finished hypothesis loses", first_finished_table(),
+                 2, 4),
+                ("the table where the cap cuts the best output", capped_wins_table(), 2, 2),
+                ("the k = 2 walk-through table", walkthrough_table(), 2, 3),
+                ("the table where greedy loses", greedy_loses_table(), 1, 4),
+                ("the table where greedy loses", greedy_loses_table(), 2, 4)):
+            model = TableModel(table)
+            _beam_search_case(fn, name, model, *model.inputs(), k, max_len)
+        return "the hand-set tables: a pool, the cap, and k = 1 is greedy"
+
+    def on_networks():
+        g = torch.Generator().manual_seed(2)
+        for seed in range(3):
+            model = tiny_model(seed)
+            for _ in range(3):
+                n = int(torch.randint(2, 7, (1,), generator=g))
+                src = torch.randint(4, len(model.src_vocab), (1, n), generator=g)
+                _beam_search_case(fn, f"random network {seed}", model, src, torch.tensor([n]),
+                                  3, 6)
+        return "9 sentences of small random networks, k = 3"
+
+    def exhaustive():
+        # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most:
+        # 6^3 live hypotheses x 7 tokens = 1,512 candidates at the last step, fewer than k.
+        for seed, src in ((3, [8, 9]), (8, [5, 6, 7])):
+            model = tiny_model(seed)
+            _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
+                              torch.tensor([len(src)]), 2000, 4, exhaustive=True)
+        return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
+
+    return run_checks("beam search with a pool of finished hypotheses", on_tables, on_networks,
+                      exhaustive)
