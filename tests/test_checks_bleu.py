@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 
+import pytest
+from conftest import assert_rejects
+
+from lib import bleu
 from lib.checks import bleu as checks
 
 
@@ -142,3 +147,112 @@ def test_inputs_changed_in_place_are_named():
         return corpus_ok(hyps, refs)
 
     assert "`hyps[0]` in place" in str(checks.check_corpus_bleu(pads_hyps))
+
+
+# --- paired bootstrap -------------------------------------------------------------------------
+
+
+def bootstrap_naive(hyps_a, hyps_b, refs, n_samples, seed):
+    """The chapter's solution: corpus BLEU of both systems on each resample."""
+    rng = random.Random(seed)
+    n, wins = len(refs), 0
+    for _ in range(n_samples):
+        idx = rng.choices(range(n), k=n)  # N sentences, with replacement
+        a = bleu.corpus_bleu([hyps_a[i] for i in idx], [refs[i] for i in idx]).score
+        b = bleu.corpus_bleu([hyps_b[i] for i in idx], [refs[i] for i in idx]).score
+        wins += a > b
+    return wins / n_samples
+
+
+def bootstrap(sample="choices", paired=True, ties=False, metric="corpus", answer="share",
+              rng_of=random.Random):
+    """A fast learner's bootstrap (per-sentence statistics summed), right by default, with
+    one switch per typical mistake."""
+    def fn(hyps_a, hyps_b, refs, n_samples, seed):
+        n = len(refs)
+        stats = [[bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, refs)]
+                 for hyps in (hyps_a, hyps_b)]
+        sent = [[bleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
+                for hyps in (hyps_a, hyps_b)]
+
+        def score(system, idx):
+            if metric == "mean sentence":
+                return sum(sent[system][i] for i in idx) / len(idx)
+            picked = [stats[system][i] for i in idx]
+            return bleu.bleu_from_counts(
+                [sum(s.counts[k] for s in picked) for k in range(4)],
+                [sum(s.totals[k] for s in picked) for k in range(4)],
+                sum(s.sys_len for s in picked), sum(s.ref_len for s in picked)).score
+
+        rng = rng_of(seed)
+        wins = 0
+        for _ in range(n_samples):
+            if sample == "choices":
+                idx = rng.choices(range(n), k=n)
+            elif sample == "randrange":
+                idx = [rng.randrange(n) for _ in range(n)]
+            else:
+                idx = list(range(n))
+                rng.shuffle(idx)
+            idx_b = idx if paired else rng.choices(range(n), k=n)
+            a, b = score(0, idx), score(1, idx_b)
+            wins += a >= b if ties else a > b
+        return {"share": wins / n_samples, "count": wins, "p": 1 - wins / n_samples}[answer]
+    return fn
+
+
+class _GlobalRandom:
+    """random.Random(seed) forgotten: the module's global generator, never seeded."""
+
+    def __init__(self, seed):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(random, name)
+
+
+def test_bootstrap_reference_sums_what_corpus_bleu_computes():
+    hyps_a, _, refs = checks.long_short_corpus()
+    idx = random.Random(1).choices(range(len(refs)), k=len(refs))
+    picked = [bleu.corpus_bleu([hyps_a[i]], [refs[i]]) for i in idx]
+    summed = bleu.bleu_from_counts(
+        [sum(s.counts[k] for s in picked) for k in range(4)],
+        [sum(s.totals[k] for s in picked) for k in range(4)],
+        sum(s.sys_len for s in picked), sum(s.ref_len for s in picked)).score
+    assert summed == bleu.corpus_bleu([hyps_a[i] for i in idx], [refs[i] for i in idx]).score
+    # the two corpora pull corpus BLEU and the mean of sentence BLEUs apart, as designed
+    a, b, refs = checks.long_short_corpus()
+    assert bleu.corpus_bleu(a, refs).score > bleu.corpus_bleu(b, refs).score
+    mean = [sum(bleu.sentence_bleu(h, r).score for h, r in zip(x, refs)) for x in (a, b)]
+    assert mean[0] < mean[1]
+
+
+def test_bootstrap_accepts_right_answers():
+    for fn in (bootstrap_naive, bootstrap(), bootstrap(sample="randrange")):
+        result = checks.check_paired_bootstrap(fn)
+        assert result.ok, result
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (bootstrap(sample="shuffle"), ["WITH replacement", "rng.choices"]),
+    (bootstrap(ties=True), ["ties as wins", "strictly higher"]),
+    (bootstrap(paired=False), ["independently", "PAIRED"]),
+    (bootstrap(metric="mean sentence"), ["long sentences better in A",
+                                         "means of sentence BLEUs"]),
+    (bootstrap(answer="p"), ["does NOT win"]),
+    (bootstrap(answer="count"), ["number of wins", "share"]),
+    (bootstrap(rng_of=_GlobalRandom), ["same seed", "random.Random(seed)"]),
+])
+def test_bootstrap_names_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_paired_bootstrap(wrong), *words)
+
+
+def test_bootstrap_skeleton_and_changed_inputs():
+    assert not checks.check_paired_bootstrap(not_done).done
+
+    def extends_refs(hyps_a, hyps_b, refs, n_samples, seed):
+        for r in refs:
+            r.append(r[0].lower())  # "more references": but into the caller's lists
+        return bootstrap()(hyps_a, hyps_b, refs, n_samples, seed)
+
+    assert_rejects(checks.check_paired_bootstrap(extends_refs), "`refs[0]` in place")

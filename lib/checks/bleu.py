@@ -6,6 +6,8 @@
   to the hypothesis length (ties go to the shorter reference).
 * `check_corpus_bleu(fn)`: `fn(hyps_tokens, refs_tokens)` -> corpus BLEU in 0..100 from counts
   summed over the corpus (no smoothing, 4-grams), equal to sacrebleu with tokenize="none".
+* `check_paired_bootstrap(fn)`: `fn(hyps_a, hyps_b, refs, n_samples, seed)` -> the share of
+  paired resamples (with replacement) of the test set in which A's corpus BLEU beats B's.
 
 Each returns a `lib.checks.CheckResult` that says in words what is wrong.
 """
@@ -13,6 +15,7 @@ Each returns a `lib.checks.CheckResult` that says in words what is wrong.
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 
 from lib import bleu
@@ -257,3 +260,172 @@ def check_corpus_bleu(fn) -> CheckResult:
         return "a perfect match scores 100"
 
     return run_checks("corpus BLEU", whole, short, perfect)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: a paired bootstrap test
+# ---------------------------------------------------------------------------------------------
+
+BOOTSTRAP_NAMES = ("hyps_a", "hyps_b", "refs", "n_samples", "seed")
+
+
+def _words(rng, n: int) -> list[str]:
+    vocab = ("le chat chien maison jardin rouge petit grand mange dort voit sous sur dans "
+             "avec sans une un la les des très bien vite").split()
+    return [rng.choice(vocab) for _ in range(n)]
+
+
+def _replace(words: list[str], positions) -> str:
+    """The sentence with the words at `positions` replaced by ones no reference uses."""
+    return " ".join(f"x{i}" if i in positions else w for i, w in enumerate(words))
+
+
+def one_difference_corpus() -> tuple[list[str], list[str], list[list[str]]]:
+    """30 sentences on which systems A and B write the same except sentence 0, where A is
+    exact and B misses two words (same length). A's corpus BLEU beats B's exactly on the
+    resamples that draw sentence 0, so the answer is about 1 - (29/30)^30 = 0.64; the other
+    resamples are ties, and a tie is not a win."""
+    rng = random.Random(17)
+    refs, hyps_a, hyps_b = [], [], []
+    for i in range(30):
+        words = _words(rng, rng.randint(6, 9))
+        refs.append([" ".join(words)])
+        hyps_a.append(" ".join(words) if i == 0 else _replace(words, {1}))
+        hyps_b.append(_replace(words, {1, 3}) if i == 0 else _replace(words, {1}))
+    return hyps_a, hyps_b, refs
+
+
+def long_short_corpus() -> tuple[list[str], list[str], list[list[str]]]:
+    """3 long sentences (16 words) and 17 short ones (4 words). A is exact on the long ones
+    and keeps every other word of the short ones; B the other way round. Corpus BLEU counts
+    n-grams, most of which are in the long sentences, and prefers A; the mean of sentence
+    BLEUs counts sentences and prefers B."""
+    rng = random.Random(23)
+    refs, hyps_a, hyps_b = [], [], []
+    for i in range(20):
+        words = _words(rng, 16 if i % 7 == 0 else 4)
+        odd = set(range(1, len(words), 2))
+        refs.append([" ".join(words)])
+        if len(words) == 16:
+            hyps_a.append(" ".join(words))
+            hyps_b.append(_replace(words, odd))
+        else:
+            hyps_a.append(_replace(words, odd))
+            hyps_b.append(" ".join(words))
+    return hyps_a, hyps_b, refs
+
+
+def paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples: int, seed: int,
+                               mistake: str = "") -> float:
+    """The share of `n_samples` resamples of the test set on which A's corpus BLEU is strictly
+    higher than B's. A resample draws len(refs) sentence indices with replacement,
+    random.Random(seed).choices(range(N), k=N), and scores both systems on the SAME indices.
+
+    Corpus BLEU adds each sentence's n-gram statistics, so they are computed once per sentence
+    and summed per resample (the same score as lib.bleu.corpus_bleu on the resampled lists).
+    `mistake` computes a typical wrong version, to recognise it in a learner's answer:
+    "unpaired", "no replacement", "ties win" or "mean sentence BLEU".
+    """
+    def stats(hyps):
+        return [bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, refs)]
+
+    def corpus(sentences, idx) -> float:
+        if mistake == "mean sentence BLEU":  # sentences: each one's sentence BLEU
+            return sum(sentences[i] for i in idx) / len(idx)
+        picked = [sentences[i] for i in idx]
+        return bleu.bleu_from_counts(
+            [sum(s.counts[n] for s in picked) for n in range(bleu.MAX_ORDER)],
+            [sum(s.totals[n] for s in picked) for n in range(bleu.MAX_ORDER)],
+            sum(s.sys_len for s in picked), sum(s.ref_len for s in picked)).score
+
+    if mistake == "mean sentence BLEU":
+        a, b = ([bleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
+                for hyps in (hyps_a, hyps_b))
+    else:
+        a, b = stats(hyps_a), stats(hyps_b)
+    rng = random.Random(seed)
+    N, wins = len(refs), 0
+    for _ in range(n_samples):
+        idx = rng.sample(range(N), N) if mistake == "no replacement" else \
+            rng.choices(range(N), k=N)
+        idx_b = rng.choices(range(N), k=N) if mistake == "unpaired" else idx
+        score_a, score_b = corpus(a, idx), corpus(b, idx_b)
+        wins += score_a >= score_b if mistake == "ties win" else score_a > score_b
+    return wins / n_samples
+
+
+_BOOTSTRAP_MISTAKES = {
+    "no replacement": "every resample holds each sentence exactly once (drawn without "
+                      "replacement), so it is the test set again and every resample gives "
+                      "the same verdict; draw N indices WITH replacement: "
+                      "rng.choices(range(N), k=N)",
+    "ties win": "you counted ties as wins for A: count the resamples where A's BLEU is "
+                "strictly higher (here a third of the resamples leave out the only sentence "
+                "where the systems differ, and tie)",
+    "unpaired": "you resampled the two systems independently; the test is PAIRED: score A "
+                "and B on the same resampled sentences, so that only the systems differ, "
+                "not the sentences",
+    "mean sentence BLEU": "you compared the means of sentence BLEUs; compare corpus BLEU, "
+                          "whose n-gram counts are added over the resample before one score is "
+                          "computed (it weighs the long sentences' many n-grams, the mean "
+                          "weighs every sentence the same)",
+}
+
+
+def check_paired_bootstrap(fn) -> CheckResult:
+    """Check `fn(hyps_a, hyps_b, refs, n_samples, seed) -> share of resamples where A's corpus
+    BLEU is strictly higher than B's`, against `paired_bootstrap_reference`.
+
+    Any sampler that draws N indices with replacement from random.Random(seed) is right: an
+    answer equal to the reference's is accepted at once, another one within 0.09 of a
+    4,000-resample estimate (about 4 standard errors of the difference, with 500 resamples).
+    """
+    n_samples, tolerance = 500, 0.09
+
+    def case(name: str, corpus, mistakes: tuple[str, ...]) -> str:
+        hyps_a, hyps_b, refs = corpus()
+        exact = paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples, 0)
+        got = call(fn, hyps_a, hyps_b, refs, n_samples, 0, names=BOOTSTRAP_NAMES)
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            raise Mismatch(f"return the share of resamples where A wins, a number between 0 "
+                           f"and 1, got {type(got).__name__}")
+        if got > 1 and math.isclose(got / n_samples, exact, abs_tol=tolerance):
+            raise Mismatch(f"{name}: you returned the number of wins ({got}); return their "
+                           f"share of the {n_samples} resamples")
+        if got == exact:
+            return f"{name}: {got:.3f}"
+        estimate = paired_bootstrap_reference(hyps_a, hyps_b, refs, 4000, 12345)
+        if abs(got - estimate) <= tolerance:
+            return f"{name}: {got:.3f} (about {estimate:.3f})"
+        if abs((1 - got) - estimate) <= tolerance:
+            raise Mismatch(f"{name}: you returned {got:.3f}, the share of resamples where A "
+                           f"does NOT win (a p-value for 'A is better'); return the share "
+                           f"where A wins, about {estimate:.3f}")
+        for mistake in mistakes:  # those this corpus tells apart from the right answer
+            why = _BOOTSTRAP_MISTAKES[mistake]
+            wrong = paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples, 0, mistake)
+            if got == wrong or (abs(got - wrong) <= 0.05 and abs(wrong - estimate) > 0.12):
+                raise Mismatch(f"{name}: you returned {got:.3f}, expected about "
+                               f"{estimate:.3f}: {why}")
+        raise Mismatch(f"{name}: you returned {got:.3f}, expected about {estimate:.3f} (the "
+                       f"share of {n_samples} paired resamples, drawn with replacement, in "
+                       f"which A's corpus BLEU is strictly higher than B's)")
+
+    def reproducible() -> str:
+        hyps_a, hyps_b, refs = one_difference_corpus()
+        runs = [call(fn, hyps_a, hyps_b, refs, 200, seed, names=BOOTSTRAP_NAMES)
+                for seed in (7, 7)]
+        if runs[0] != runs[1]:
+            raise Mismatch(f"the same seed gave {runs[0]} and then {runs[1]}: draw with "
+                           f"random.Random(seed), not the global random module")
+        return "the same seed gives the same answer"
+
+    return run_checks(
+        "paired bootstrap",
+        # Without replacement every resample is the whole corpus: the same verdict each time.
+        lambda: case("long sentences better in A, short ones in B", long_short_corpus,
+                     ("no replacement", "mean sentence BLEU")),
+        lambda: case("30 sentences where A and B differ on one", one_difference_corpus,
+                     ("ties win", "unpaired")),
+        reproducible,
+    )
