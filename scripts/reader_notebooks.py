@@ -19,12 +19,14 @@ chapter) from its source and the executed build:
   Run All never runs a solution. (A Colab form cell, `cellView: form`, only hides code: Colab
   still runs it with Run All, and JupyterLab ignores that metadata and shows it.)
 - code cells keep their code and lose their outputs; `glue(...)` statements, which only feed
-  the website's text, are removed (and the `glue` import with them); cells tagged `remove-cell`
-  are website machinery and are left out, except the Colab setup cell, which comes first.
+  the website's text, are removed (the `glue` import, and the computations that only fed them,
+  with them); cells tagged `remove-cell` are website machinery and are left out (an error if a
+  later cell needs what one defines), except the Colab setup cell, which comes first; a
+  `remove-input`/`hide-input` cell keeps its code, collapsed.
 
-The website's address is derived from the repository URL in `_config.yml` by
-`scripts/colab_setup.py` (`website_url`), the one place that derivation is written. The same
-input gives the same bytes. Usage (after the strict build, `make notebooks`):
+The website's address is `lib/links.py`'s `website()` of the repository URL in `_config.yml`
+(through `scripts/colab_setup.py` `website_url`): that derivation is written once, there. The
+same input gives the same bytes. Usage (after the strict build, `make notebooks`):
 
     python scripts/reader_notebooks.py --out _build/notebooks [--build _build]
 """
