@@ -53,8 +53,9 @@ chromium:
 train: setup
 	$(PY) -m lib.reference --train
 
-# The chapters load the reference model; train it once (about 15 minutes on 2 CPU cores) when
-# no model with the current config, corpus and training code is cached.
+# The chapters load the reference model: when none with the current config, corpus and training
+# code is cached, download the one published for that key, else train it (a quarter of an hour
+# on 2 CPU cores).
 reference: setup
 	$(PY) -m lib.reference --ensure
 

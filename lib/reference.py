@@ -195,15 +195,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train even if a cached model exists")
     parser.add_argument("--ensure", action="store_true",
-                        help="train only if no fresh model is cached; skip the beam evaluation")
+                        help="make sure the model is cached: the cache, else the published "
+                             "checkpoint, else training; skip the beam evaluation")
     parser.add_argument("--device", default=None)
     args = parser.parse_args(argv)
     path = cache_path()
-    if args.train or not path.is_file():
+    if args.ensure and not args.train:
+        model = pretrained(device=args.device)
+        if model.source == "cache":
+            print(f"reference model is cached and fresh: {path}")
+            return
+    elif args.train or not path.is_file():
         train_reference(device=args.device)
-    elif args.ensure:
-        print(f"reference model is cached and fresh: {path}")
-        return
     model = checkpoint.load(path, device=args.device)
     extra = model.extra
     print(f"reference model {path}: trained {extra['minutes']:.1f} min at "
