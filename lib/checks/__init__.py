@@ -5,6 +5,10 @@ Every chapter's exercises call a checker from a module here named after the chap
 returns a `CheckResult` that prints what is wrong in words (wrong shape, wrong values at step t,
 padding not masked...), so a notebook keeps running; tests use `.ok`. An unfinished skeleton
 (`raise NotImplementedError`) is reported as "not done yet", not as a failure.
+
+Every checker runs the learner's function through `call`, which stops it after `TIME_LIMIT`
+seconds (a notebook cell never hangs on an endless loop) and names any argument it changed in
+place (the checker passes its own objects, not copies, and compares them with a snapshot).
 """
 
 from __future__ import annotations
