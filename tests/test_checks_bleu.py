@@ -7,6 +7,7 @@ import random
 from collections import Counter
 
 import pytest
+import torch
 from conftest import assert_rejects
 
 from lib import bleu
@@ -164,6 +165,30 @@ def bootstrap_naive(hyps_a, hyps_b, refs, n_samples, seed):
     return wins / n_samples
 
 
+def bootstrap_chapter(hyps_a, hyps_b, refs, n_samples, seed):
+    """The solution given to the chapter: per-sentence statistics, weighted by the draws
+    (1,000 resamples of the 2,000 test sentences in about a second)."""
+    def sentence_stats(hyps):  # (N, 10): matches and totals for n = 1..4, then c and r
+        rows = []
+        for hyp, hyp_refs in zip(hyps, refs):
+            s = bleu.corpus_bleu([hyp], [hyp_refs])
+            rows.append(list(s.counts) + list(s.totals) + [s.sys_len, s.ref_len])
+        return torch.tensor(rows)
+
+    def corpus_score(stats):  # stats (10,) summed over a resample -> corpus BLEU
+        s = stats.tolist()
+        return bleu.bleu_from_counts(s[:4], s[4:8], s[8], s[9]).score
+
+    a, b = sentence_stats(hyps_a), sentence_stats(hyps_b)
+    rng = random.Random(seed)
+    n, wins = len(refs), 0
+    for _ in range(n_samples):
+        idx = torch.tensor(rng.choices(range(n), k=n))  # n draws with replacement
+        drawn = torch.bincount(idx, minlength=n)  # (n,) how often each sentence was drawn
+        wins += corpus_score(drawn @ a) > corpus_score(drawn @ b)  # the same sentences
+    return wins / n_samples
+
+
 def bootstrap(sample="choices", paired=True, ties=False, metric="corpus", answer="share",
               rng_of=random.Random):
     """A fast learner's bootstrap (per-sentence statistics summed), right by default, with
@@ -228,7 +253,7 @@ def test_bootstrap_reference_sums_what_corpus_bleu_computes():
 
 
 def test_bootstrap_accepts_right_answers():
-    for fn in (bootstrap_naive, bootstrap(), bootstrap(sample="randrange")):
+    for fn in (bootstrap_naive, bootstrap_chapter, bootstrap(), bootstrap(sample="randrange")):
         result = checks.check_paired_bootstrap(fn)
         assert result.ok, result
 
