@@ -178,7 +178,7 @@ def beam_search_ok(model, src, src_lengths, k, max_len):
     for _ in range(max_len):
         candidates = []
         for tokens, score, state in live:
-            prev = torch.tensor([tokens[-1] if tokens else SOS])
+            prev = torch.tensor([tokens[-1] if tokens else SOS], device=src.device)
             logits, new_state = model.decoder.step(prev, state, context)
             for token, lp in enumerate(log_probs(logits)[0].tolist()):
                 if lp > float("-inf"):
