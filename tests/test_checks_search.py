@@ -11,6 +11,7 @@ from conftest import assert_rejects, skeleton
 from lib.checks import search as checks
 from lib.data import EOS, PAD, SOS
 from lib.search import exhaustive_search, greedy, log_probs
+from lib.toy import TableModel, walkthrough_table
 
 
 def greedy_ok(model, src, src_lengths, max_len):
@@ -258,6 +259,9 @@ def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
         assert checks.beam_search_reference(model, s, n, 3, 4)[0] != ids or seed == 5
         g = [i for i in greedy(model, s, n, max_len=4)[0].tolist() if i != PAD]
         assert checks.beam_search_reference(model, s, n, 1, 4)[0] == g
+    table = TableModel(walkthrough_table())
+    ids, score = checks.beam_search_reference(table, *table.inputs(), 2000, 3)
+    assert ids == table.ids(["A", "<eos>"]) and math.isclose(score, math.log(0.16))
 
 
 @pytest.mark.parametrize("wrong, words", [

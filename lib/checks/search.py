@@ -519,6 +519,9 @@ def check_beam_search(fn) -> CheckResult:
             model = tiny_model(seed)
             _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
                               torch.tensor([len(src)]), 2000, 4, exhaustive=True)
+        table = TableModel(walkthrough_table())
+        _beam_search_case(fn, "the k = 2 walk-through table", table, *table.inputs(), 2000, 3,
+                          exhaustive=True)
         return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
 
     return run_checks("beam search with a pool of finished hypotheses", on_tables, on_networks,
