@@ -122,7 +122,6 @@ def test_a_reader_downloads_what_release_wrote(tmp_path, monkeypatch, tiny_refer
     shutil.copytree(tmp_path / "release", served)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler,
                                 directory=str(served.parent))
-    handler.log_message = lambda *a: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
