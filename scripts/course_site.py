@@ -2,35 +2,79 @@
 
 - Substitutions for pages, derived from `repository:` in `_config.yml` (the one place the
   repository URL is written): `{{ repository_link }}` and `{{ colab_link_pattern }}`.
+- Every chapter page's Colab button opens the chapter's *reader notebook* on the repository's
+  notebooks branch (`scripts/colab_setup.py` `colab_url`). sphinx-book-theme would link the
+  chapter's MyST Markdown source, which Colab cannot open.
+- The page's download menu offers that same reader notebook as .ipynb: once the build has
+  finished (every chapter executed, its glued values stored), `scripts/reader_notebooks.py`
+  writes it over the executed copy the theme put in `_sources/`, so a downloaded notebook is the
+  one that runs in Colab and Jupyter, not a MyST one.
 - Repeated <script> tags are dropped: Sphinx 7.4 registers an inline script that an extension
   adds after the builder started (sphinx-thebe's `const THEBE_JS_URL = ...`) twice, once as
   filename None and once as "", so every page declared the same `const` twice and the browser
   logged a SyntaxError.
 
-Loaded through `sphinx: local_extensions:` in `_config.yml`.
+Loaded through `sphinx: local_extensions:` in `_config.yml` (so scripts/ is on sys.path).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+COLAB_PREFIX = "https://colab.research.google.com/"
+
 
 def _add_substitutions(app: Sphinx, config: Config) -> None:
-    theme = config.html_theme_options or {}
-    url = str(theme.get("repository_url", "")).rstrip("/")
-    branch = theme.get("repository_branch") or "main"
-    book = str(theme.get("path_to_docs", "")).strip("/")
-    if not url.startswith("https://github.com/"):
-        return
-    slug = url[len("https://github.com/"):]
-    prefix = f"https://colab.research.google.com/github/{slug}/blob/{branch}/"
-    prefix += f"{book}/" if book else ""
+    import colab_setup
+
+    url, _ = colab_setup.load_repository()
+    slug = url.removeprefix("https://github.com/")
     config.myst_substitutions = {
         "repository_link": f"[github.com/{slug}]({url})",
-        "colab_link_pattern": f"{prefix}book/*chapter*.ipynb",
+        "colab_link_pattern": colab_setup.colab_url("CHAPTER").replace("CHAPTER", "*chapter*"),
         **(config.myst_substitutions or {}),
     }
+
+
+def _chapters(app: Sphinx) -> set[str]:
+    """The pages that are notebooks (book/x), read once per build."""
+    if not hasattr(app, "_course_chapters"):
+        import toc
+
+        app._course_chapters = set(toc.notebooks(Path(app.confdir) / "_toc.yml"))
+    return app._course_chapters
+
+
+def _colab_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Point the launch menu's Colab entry at the reader notebook of this chapter."""
+    buttons = [b for group in context.get("header_buttons", [])
+               if group.get("label") == "launch-buttons" for b in group.get("buttons", [])]
+    colab = [b for b in buttons if str(b.get("url", "")).startswith(COLAB_PREFIX)]
+    if not colab:
+        return
+    if pagename not in _chapters(app):
+        raise RuntimeError(f"{pagename} has a Colab button but is no chapter of _toc.yml")
+    import colab_setup
+
+    for button in colab:
+        button["url"] = colab_setup.colab_url(pagename)
+
+
+def _reader_downloads(app: Sphinx, exception) -> None:
+    """Replace each chapter's downloadable .ipynb with its reader notebook."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import reader_notebooks
+
+    outdir = Path(app.outdir)
+    site = reader_notebooks.load_site(outdir.parent)
+    for page, text in reader_notebooks.render_all(site, Path(app.confdir) / "_toc.yml").items():
+        target = outdir / "_sources" / f"{page}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
 
 
 def _unique_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -52,6 +96,9 @@ def _unique_scripts(app: Sphinx, pagename, templatename, context, doctree) -> No
 
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _add_substitutions)
-    # Late priority: after every extension has added its page scripts.
+    # Late priority: after sphinx-book-theme (501) built the header buttons and every extension
+    # added its page scripts.
+    app.connect("html-page-context", _colab_button, priority=900)
     app.connect("html-page-context", _unique_scripts, priority=900)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("build-finished", _reader_downloads)
+    return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,7 +4,8 @@ The chapters are MyST Markdown notebooks that only Jupyter Book renders: glue ro
 the numbers go, citations and cross-references are roles, exercises and admonitions are
 directives, solutions are code cells between `solution-start` and `solution-end`. This script
 turns each chapter of `_toc.yml` into a plain notebook (`<out>/<chapter>.ipynb`, flat, one per
-chapter) from its source and the executed build:
+chapter) from the executed build (myst-nb's copy of each chapter, so that the text and the
+glued values belong together) and the website:
 
 - glue roles become the values the build computed (`_build/jupyter_execute/book/<chapter>
   .glue.json`, where myst-nb stores every glued value), formatted as the role says;
@@ -83,8 +84,10 @@ class Site:
     """
 
     def __init__(self, website: str, glue=None, docs=None, labels=None, numbers=None,
-                 equations=None, citations=None, references_page: str = "book/references"):
+                 equations=None, citations=None, references_page: str = "book/references",
+                 build: Path | None = None):
         self.website = website  # ends with "/"
+        self.build = build  # the build directory (jupyter_execute/ holds the executed chapters)
         # page -> {name: {"data": mime bundle, "metadata": {...}}}, as myst-nb stored it
         self.glue: dict[str, dict[str, dict]] = glue or {}
         self.docs: dict[str, str] = docs or {}  # page -> title
@@ -195,7 +198,7 @@ def load_site(build: Path = BUILD, config: Path = ROOT / "_config.yml",
               bib: Path = ROOT / "book" / "references.bib") -> Site:
     """Read what the strict build left in `build` (the website, its executed notebooks)."""
     html_dir = build / "html"
-    site = Site(website=_colab_setup().website_url(config))
+    site = Site(website=_colab_setup().website_url(config), build=build)
     site.docs, site.labels = load_inventory(html_dir)
     for page in site.docs:
         site.glue[page] = load_glue(build, page)
@@ -1095,15 +1098,24 @@ def _check_dropped(cells, dropped, page):
                     "machinery), so move that code to a visible cell or tag it remove-input")
 
 
+def executed_chapter(site: Site, page: str):
+    """The chapter as the build executed it (myst-nb's copy in jupyter_execute/, outputs
+    aside): its text and its glued values always belong together, even when the source was
+    edited during or after the build."""
+    path = (site.build or BUILD) / "jupyter_execute" / f"{page}.ipynb"
+    if page not in site.docs or not path.is_file():
+        raise ReaderNotebookError(f"{page}: not in the built website ({path} is missing); "
+                                  "build it first (`make book`)")
+    return nbformat.read(path, as_version=4)
+
+
 def render_all(site: Site, toc_path: Path = ROOT / "_toc.yml") -> dict[str, str]:
     """{page: the reader notebook's file text} for every chapter of `toc_path`, in its order."""
     toc = _toc()
     setup_source = _colab_setup().render_cell()
     texts = {}
     for page in toc.notebooks(toc_path):
-        if page not in site.docs:
-            raise ReaderNotebookError(f"{page}: not a page of the built website; build it first")
-        nb = toc.read(toc.source(page, Path(toc_path).parent))
+        nb = executed_chapter(site, page)
         reader = reader_notebook(nb, site, page, setup_source)
         texts[page] = nbformat.writes(reader) + "\n"
     return texts
