@@ -98,6 +98,8 @@ class Site:
         self.equations: dict[str, tuple[str, str]] = equations or {}
         # bibliography key -> ("Cho et al.", "2014")
         self.citations: dict[str, tuple[str, str]] = citations or {}
+        # bibliography key -> the id of its entry on the references page ("id4")
+        self.citation_anchors: dict[str, str] = {}
         self.references_page = references_page
 
     def url(self, uri: str) -> str:
@@ -194,6 +196,32 @@ def load_citations(bib: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
+
+
+def load_citation_anchors(html_dir: Path, bib: Path, page: str = "book/references"
+                          ) -> dict[str, str]:
+    """{key: the id of its entry on the references page}: sphinxcontrib-bibtex numbers the
+    entries (id4, id13, ...), so each is found by its title, which only one entry holds."""
+    from pybtex.database import parse_file
+    from pybtex.richtext import Text
+
+    path = html_dir / f"{page}.html"
+    if not path.is_file():
+        return {}
+    entries = {m["id"]: _squash(html.unescape(re.sub(r"<[^>]+>", "", m["body"])))
+               for m in re.finditer(r'<div class="citation" id="(?P<id>[^"]+)"[^>]*>'
+                                    r"(?P<body>.*?)</div>", path.read_text("utf-8"), re.S)}
+    anchors = {}
+    for key, entry in parse_file(str(bib)).entries.items():
+        title = _squash(str(Text.from_latex(entry.fields.get("title", "")).render_as("text")))
+        found = [anchor for anchor, text in entries.items() if title and title in text]
+        if len(found) == 1:
+            anchors[key] = found[0]
+    return anchors
+
+
 def load_site(build: Path = BUILD, config: Path = ROOT / "_config.yml",
               bib: Path = ROOT / "book" / "references.bib") -> Site:
     """Read what the strict build left in `build` (the website, its executed notebooks)."""
@@ -206,6 +234,7 @@ def load_site(build: Path = BUILD, config: Path = ROOT / "_config.yml",
         site.numbers.update(numbers)
         site.equations.update(equations)
     site.citations = load_citations(bib)
+    site.citation_anchors = load_citation_anchors(html_dir, bib, site.references_page)
     return site
 
 
@@ -472,20 +501,21 @@ class Converter:
 
     def cite(self, name: str, content: str) -> str:
         keys = [k.strip() for k in content.split(",") if k.strip()]
-        link = self.site.url(self.site.references_page)
         items = []
         for key in keys:
             if key not in self.site.citations:
                 self.fail(f"{{{name}}} cites {key!r}, which is not in the bibliography")
             names, year = self.site.citations[key]
-            items.append((names, year))
+            anchor = self.site.citation_anchors.get(key)
+            link = self.site.url(self.site.references_page + (f"#{anchor}" if anchor else ""))
+            items.append((names, year, link))
         if name in ("cite:t", "cite:ts"):
-            return ", ".join(f"[{n} ({y})]({link})" for n, y in items)
+            return ", ".join(f"[{n} ({y})]({link})" for n, y, link in items)
         if name == "cite:author":
-            return ", ".join(f"[{n}]({link})" for n, _ in items)
+            return ", ".join(f"[{n}]({link})" for n, _, link in items)
         if name == "cite:year":
-            return ", ".join(f"[{y}]({link})" for _, y in items)
-        return "(" + "; ".join(f"[{n} {y}]({link})" for n, y in items) + ")"
+            return ", ".join(f"[{y}]({link})" for _, y, link in items)
+        return "(" + "; ".join(f"[{n} {y}]({link})" for n, y, link in items) + ")"
 
     def glue_any(self, bundle: dict, inline: bool, metadata: dict | None = None) -> str:
         """A glued value in its best form, as myst-nb picks it for the website."""

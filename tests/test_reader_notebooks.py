@@ -87,10 +87,11 @@ def test_glue_formatting_is_myst_nbs(plain, spec):
     assert rn.format_glue_text(plain, spec) == expected
 
 
-def test_citations_are_author_year_links_to_the_references_page(conv):
+def test_citations_are_author_year_links_to_the_references_page(site, conv):
+    site.citation_anchors = {"cho2014": "id2"}  # its entry on the page; fa2017's is unknown
     text = "{cite:t}`cho2014` and {cite:p}`cho2014,fa2017`; {cite}`fa2017`."
     assert conv.convert(text) == (
-        f"[Cho et al. (2014)]({REFS}) and ([Cho et al. 2014]({REFS}); "
+        f"[Cho et al. (2014)]({REFS}#id2) and ([Cho et al. 2014]({REFS}#id2); "
         f"[Freitag and Al-Onaizan 2017]({REFS})); ([Freitag and Al-Onaizan 2017]({REFS})).")
 
 
@@ -407,6 +408,17 @@ def test_every_glued_value_is_filled_as_the_website_shows_it(built, site_dir):
             found = reader.find(rn.escape_markdown(value), at)
             assert found >= 0, f"{page}: {value!r} is missing after position {at}"
             at = found + 1
+
+
+def test_citations_link_the_entries_the_website_links(built, site_dir):
+    """The reader notebook's citations point at the same entries of the references page as the
+    website's own citation links (sphinxcontrib-bibtex's numbered ids)."""
+    _, notebooks = built
+    for page, (_, nb) in notebooks.items():
+        page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")
+        website = set(re.findall(r'href="references\.html#(id\d+)"', page_html))
+        reader = set(re.findall(r"book/references\.html#(id\d+)\)", "\n".join(_markdown(nb))))
+        assert reader == website and website, (page, reader ^ website)
 
 
 def test_exercises_are_numbered_as_on_the_website(built, site_dir):
