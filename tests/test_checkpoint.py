@@ -340,7 +340,8 @@ def test_a_flip_inside_the_weights_names_the_damaged_member(saved, tmp_path):
     raw[len(raw) // 2] ^= 0x10
     bad = tmp_path / "bad.pt"
     bad.write_bytes(bytes(raw))
-    with pytest.raises(CheckpointError, match=_named(bad) + r" is corrupt: its member .* fails its CRC"):
+    with pytest.raises(CheckpointError,
+                       match=_named(bad) + r" is corrupt: its member .* fails its CRC"):
         checkpoint.load(bad)
 
 

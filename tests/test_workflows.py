@@ -181,8 +181,11 @@ def test_test_workflow_runs_make_test_on_pull_requests_and_main():
 def test_publish_targets_call_the_publish_script(target, command):
     """`make -n` (prints, runs nothing): the target's own recipe ends the plan, after its
     prerequisites (the release or the notebooks it publishes)."""
-    result = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True,
-                            timeout=60)
+    # Not the caller's make settings: under `make test` MAKELEVEL makes make print
+    # "Leaving directory" lines, and MAKEFLAGS could carry -k or -j.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    result = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert lines[-1] == f".venv/bin/python {command}"
