@@ -55,18 +55,22 @@ def timed(cmd: list[str], env: dict) -> tuple[float, str]:
 
 def nbclient_times(env: dict) -> dict[str, float]:
     """Fallback: execute each chapter notebook with nbclient, as the build would."""
-    import nbformat
     from nbclient import NotebookClient
 
     os.environ.update(env)
+    from common import toc as load_toc
+
+    toc = load_toc()
     out = {}
-    for nb_path in sorted((ROOT / "book").glob("*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
+    for page in toc.notebooks():  # chapter sources: MyST Markdown (or .ipynb) notebooks
+        path = toc.source(page)
+        nb = toc.read(path)
         t0 = time.perf_counter()
-        NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(nb_path.parent)}}
+        NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(path.parent)}}
                        ).execute()
-        out[str(nb_path.relative_to(ROOT).with_suffix(""))] = time.perf_counter() - t0
+        out[page] = time.perf_counter() - t0
     return out
+
 
 
 def main() -> None:

@@ -139,10 +139,9 @@ def cuda_tests() -> dict:
 
 def _toc():
     """scripts/toc.py: the table of contents and the reader of chapter sources."""
-    spec = importlib.util.spec_from_file_location("scripts_toc", ROOT / "scripts" / "toc.py")
-    toc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(toc)
-    return toc
+    from common import toc
+
+    return toc()
 
 
 def toc_notebooks() -> list[str]:
