@@ -15,6 +15,7 @@ import re
 import pytest
 import torch
 from conftest import ROOT, open_page, serve_directory
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_widgets import SENTENCES, make_model
 
 from lib.widgets import (
@@ -338,7 +339,7 @@ def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path): 
     """A live widget as the website shows it: its saved state drawn by the site's own widget
     manager (@jupyter-widgets/html-manager, no kernel). The view in its HTML widget starts."""
     import yaml
-    from ipywidgets.embed import embed_data
+    from ipywidgets.embed import embed_data, escape_script
 
     from lib.widgets import live_beam
 
@@ -349,7 +350,9 @@ def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path): 
     torch.manual_seed(0)
     box = live_beam(make_model(hidden=32, max_tgt_len=6).eval(), "I am cold.", beam_size=2)
     data = embed_data(views=[box])
-    state, view = json.dumps(data["manager_state"]), json.dumps(data["view_specs"][0])
+    # As a page embeds widget state: a "</script>" inside a view's HTML must not end the tag.
+    state = escape_script(json.dumps(data["manager_state"]))
+    view = escape_script(json.dumps(data["view_specs"][0]))
     tags = "\n".join(f'<script src="../_static/{s}"></script>' for s in scripts)
     (tmp_path / "book" / "live.html").write_text(
         f"""<!DOCTYPE html><html><head><meta charset="utf-8">{tags}</head><body>
@@ -360,8 +363,12 @@ def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path): 
     try:
         page, context, problems = visit(browser, url + "book/live.html")
         try:
-            page.wait_for_selector(".widget-slider", timeout=30000)
-            page.wait_for_selector(".s2sw-beam.js[data-ready]", timeout=30000)
+            try:
+                page.wait_for_selector(".widget-slider", timeout=30000)
+                page.wait_for_selector(".s2sw-beam.js[data-ready]", timeout=30000)
+            except PlaywrightTimeout:
+                page.screenshot(path=str(SHOTS / "site-live-beam-failure.png"))
+                pytest.fail(f"the live view did not render: {problems}")
             set_range(page, '.s2sw-beam [data-slider="step"]', 1)
             assert page.inner_text(".s2sw-beam .s2s-beamout").startswith("Step 1:")
             SHOTS.mkdir(parents=True, exist_ok=True)
