@@ -6,18 +6,21 @@ Each is run with the front end's own "Run All", and the test reads the rendered 
 
 - no MyST syntax is left in the text (glue roles, directives, `:label:` lines...);
 - the maths is typeset and MathJax reports no error;
-- every solution is a collapsed <details> block;
+- every solution is a collapsed <details> block whose summary shows the disclosure triangle,
+  and the first one opens on a click;
 - every view ran its script, and every live view shows its ipywidgets controls and the view's
   own (step slider, toggles, Save buttons), from its first render;
 - typing a new sentence and changing the beam size redraw the live view.
 
 The reader notebooks are generated from the build (scripts/reader_notebooks.py) into
 _build/frontends/notebooks/, so `make test` checks what `make notebooks` publishes. The chapters
-load the cached reference model (`make reference`). Screenshots: _build/screenshots/frontends/.
+load the cached reference model (`make reference`). Screenshots: _build/screenshots/frontends/;
+the seconds of each Run All and redraw: _build/frontends/timings-<front end>.json.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -403,6 +406,8 @@ def run_in(frontend_env, browser, kind: str, env, chapters: list[str], reader_no
                 nb.open_first_solution()
                 report[name] = {"run all": round(seconds, 1), **exercise(nb)}
                 check_clean(problems, f"{kind}/{name}")
+                (WORK / f"timings-{kind}.json").write_text(json.dumps(report, indent=1),
+                                                           encoding="utf-8")
             except BaseException:
                 nb.shoot("failure")  # what the page showed when the test gave up
                 raise
