@@ -638,7 +638,9 @@ class Converter:
         return "#" * level + " " + number + (f": {self.inline(title)}" if title else "")
 
     def solution_summary(self, label: str) -> str:
-        """The <summary> of a solution: "Solution to Exercise 2 (its title)", as HTML."""
+        """The <summary> of a solution: "Solution to Exercise 2 (its title) (click to show)", as
+        HTML. The words say that it opens: the classic Notebook styles <summary> as a block,
+        which hides the disclosure triangle."""
         if label not in self.site.numbers and label not in self.exercises:
             self.fail(f"a solution names the exercise {label!r}, which this page does not have")
         number = self.site.numbers.get(label, (None, "the exercise"))[1]
@@ -648,7 +650,7 @@ class Converter:
             plain = html.escape(self.inline(title), quote=False)
             plain = re.sub(r"`([^`]+)`", r"<code>\1</code>", plain)
             text += f" ({plain})"
-        return text
+        return text + " <i>(click to show)</i>"
 
     def convert(self, markdown: str) -> str:
         """One Markdown text (a cell, or a directive's content) in reader form."""

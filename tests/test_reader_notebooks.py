@@ -257,7 +257,8 @@ def test_a_chapter_becomes_its_reader_notebook(site):
         ("code", "table = [[1, 2]]\ntable",
          {"jupyter": {"source_hidden": True}, "cellView": "form"}),
         ("markdown", "## Solutions", {}),
-        ("markdown", "<details>\n<summary><b>Solution to Exercise 3</b> (Pad a batch)</summary>"
+        ("markdown", "<details>\n<summary><b>Solution to Exercise 3</b> (Pad a batch) "
+                     "<i>(click to show)</i></summary>"
                      "\n\n```python\ndef pad(xs):\n    return xs\n\n\ncheck(pad)\n```\n\n"
                      "It pads 1234 items.\n\n</details>", {}),
     ]
