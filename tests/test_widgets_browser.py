@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -379,3 +380,34 @@ def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path): 
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _pages_with_live_views(site: Path) -> list[str]:
+    """The built chapter pages that carry a live view in their saved widget state."""
+    return sorted(p.stem for p in (site / "book").glob("*.html")
+                  if "widget-state+json" in (text := p.read_text(encoding="utf-8"))
+                  and "s2sw-out" in text.split("widget-state+json", 1)[1])
+
+
+def test_every_view_starts_on_the_websites_chapters(browser, site_dir, site_url):  # noqa: F811
+    """On the built website, each chapter's views run their script: the static ones (outputs)
+    and the live ones, whose HTML widgets the site's widget manager draws from saved state."""
+    pages = _pages_with_live_views(site_dir)
+    assert len(pages) >= 4, f"live views on only {pages}"
+    for name in pages:
+        page, context, problems = visit(browser, site_url + f"book/{name}.html")
+        try:
+            page.wait_for_selector(".widget-vbox .s2sw", timeout=30000)
+            page.wait_for_function("""() => {
+                const v = [...document.querySelectorAll('.s2sw')];
+                return v.length && v.every(e => e.getAttribute('data-ready') === '1'); }""",
+                                   timeout=30000)
+            live = page.locator(".widget-vbox .s2sw")
+            assert live.count() >= 1 and live.first.locator('[data-save="html"]').is_visible()
+            if name == "beam_search":
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                live.first.scroll_into_view_if_needed()
+                live.first.screenshot(path=str(SHOTS / "site-chapter-live-beam.png"))
+            assert not problems["console"], f"{name}: console errors {problems['console']}"
+        finally:
+            context.close()
