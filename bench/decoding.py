@@ -208,11 +208,6 @@ def quality(model, pairs, args) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def tiny_model(seed: int, words: int, max_len: int) -> Seq2Seq:
-    """A small random Seq2Seq with weights x3: peaked, varied next-token distributions."""
-    return checks_search.tiny_model(seed, words, max_len, src_words=20)
-
-
 def optimum(args) -> None:
     words, max_len, n = 4, 6, args.optimum_sentences
     count = search.count_sequences(len(SPECIALS) + words, max_len)
@@ -228,7 +223,7 @@ def optimum(args) -> None:
         gaps = {k: [] for k in args.optimum_ks}
         total = 0
         for seed in range(args.optimum_models):
-            model = tiny_model(seed, words, max_len)
+            model = checks_search.tiny_model(seed, words, max_len, src_words=20)
             lengths = torch.randint(3, 9, (n,), generator=g)
             src = torch.randint(4, len(model.src_vocab), (n, 8), generator=g)
             src = src.masked_fill(torch.arange(8) >= lengths.unsqueeze(1), PAD)

@@ -22,3 +22,13 @@ def glue(name: str, value, display: bool = True) -> None:
             show(value)
         return
     myst_glue(name, value, display=display)
+
+
+def show_source(*objs) -> None:
+    """Show the real source code of `lib` functions or classes, so the page never drifts from it."""
+    import inspect
+
+    from IPython.display import Code, display
+
+    for obj in objs:
+        display(Code(inspect.getsource(obj), language="python"))

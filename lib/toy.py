@@ -131,3 +131,35 @@ def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
         ("A", "C"): {"<eos>": 0.5, "E": 0.3, "F": 0.2},
         ("A", "D"): {"E": 0.5, "F": 0.5},
     }
+
+
+def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_dim: int = 8,
+               hidden: int = 16, layers: int = 2, dropout: float = 0.0, feed_context: bool = True,
+               max_src_len: int = 40, max_tgt_len: int = 40, scale: float = 1.0,
+               eos_bias: float = 0.0, src_vocab: Vocab | None = None,
+               tgt_vocab: Vocab | None = None):
+    """A small random (untrained) `Seq2Seq` over made-up words `en0…`/`fr0…`, for checkers,
+    tests and benchmarks that need a real model whose every answer is cheap to recompute.
+
+    `scale` multiplies every weight: above 1 the next-token distributions become peaked and
+    differ from sentence to sentence, as a trained model's do. `eos_bias` is added to the head's
+    bias for <eos>, so greedy decoding ends early on some sentences and hits the cap on others.
+    The model is in eval mode unless `dropout` is set, when it is left in training mode.
+    """
+    from lib.model import ModelConfig, Seq2Seq
+
+    src_vocab = src_vocab or Vocab(list(SPECIALS) + [f"en{i}" for i in range(src_words)])
+    tgt_vocab = tgt_vocab or Vocab(list(SPECIALS) + [f"fr{i}" for i in range(tgt_words)])
+    torch.manual_seed(seed)
+    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=emb_dim, hidden_size=hidden,
+                         num_layers=layers, dropout=dropout, feed_context=feed_context,
+                         max_src_len=max_src_len, max_tgt_len=max_tgt_len)
+    model = Seq2Seq(config, src_vocab, tgt_vocab)
+    model.train(dropout > 0)
+    with torch.no_grad():
+        if scale != 1.0:
+            for p in model.parameters():
+                p.mul_(scale)
+        if eos_bias:
+            model.decoder.head.proj.bias[EOS] += eos_bias
+    return model

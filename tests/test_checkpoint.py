@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import checkpoint, data
+from lib import checkpoint, data, toy
 from lib.checkpoint import FORMAT, CheckpointError
 from lib.data import Vocab
 from lib.model import ModelConfig, Seq2Seq
@@ -31,10 +31,8 @@ def one_thread():
 
 
 def tiny_model(seed=0, **overrides):
-    torch.manual_seed(seed)
-    cfg = dict(emb_dim=8, hidden_size=16, num_layers=2, dropout=0.1, max_tgt_len=6)
-    cfg.update(overrides)
-    return Seq2Seq(ModelConfig(len(SRC), len(TGT), **cfg), SRC, TGT)
+    return toy.tiny_model(seed, **{"src_vocab": SRC, "tgt_vocab": TGT, "dropout": 0.1,
+                                   "max_tgt_len": 6, **overrides})
 
 
 @pytest.fixture
@@ -213,7 +211,7 @@ def test_mismatched_boolean_field(saved):
 def test_weights_that_do_not_fit_the_stored_config(saved, tmp_path):
     model, path = saved
     blob = checkpoint.read(path)
-    blob["state_dict"] = tiny_model(hidden_size=12).state_dict()
+    blob["state_dict"] = tiny_model(hidden=12).state_dict()
     bad = tmp_path / "misfit.pt"
     torch.save(blob, bad)
     with pytest.raises(CheckpointError, match=_named(bad) + " weights do not fit its config"):
@@ -311,7 +309,7 @@ def test_checkpoint_error_is_a_value_error():
 def test_every_single_bit_flip_is_refused_or_changes_nothing(tmp_path):
     """torch.load ignores the archive's CRCs; read() checks them. Flip each byte's lowest bit of
     a small checkpoint in turn: the result must be a CheckpointError or the very same content."""
-    model = tiny_model(emb_dim=2, hidden_size=4, num_layers=1, dropout=0.0)
+    model = tiny_model(emb_dim=2, hidden=4, layers=1, dropout=0.0)
     path = checkpoint.save(model, tmp_path / "m.pt", extra={"note": "flip"})
     original = checkpoint.read(path)
     raw = path.read_bytes()

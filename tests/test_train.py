@@ -12,11 +12,10 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-from lib import bleu, checkpoint, data
+from lib import bleu, checkpoint, data, toy
 from lib import evaluate as ev
 from lib import train as tr
 from lib.data import EOS, PAD, Vocab
-from lib.model import ModelConfig, Seq2Seq
 from lib.train import History, TrainConfig, batch_loss, lr_at
 
 PAIRS = [("I am here.", "Je suis là."), ("You are here.", "Tu es là."),
@@ -39,10 +38,8 @@ def one_thread():
 
 
 def tiny_model(seed=0, dropout=0.1, feed_context=True):
-    torch.manual_seed(seed)
-    cfg = ModelConfig(len(SRC), len(TGT), emb_dim=8, hidden_size=16, num_layers=2,
-                      dropout=dropout, feed_context=feed_context, max_tgt_len=8)
-    return Seq2Seq(cfg, SRC, TGT)
+    return toy.tiny_model(seed, src_vocab=SRC, tgt_vocab=TGT, dropout=dropout,
+                          feed_context=feed_context, max_tgt_len=8)
 
 
 def quick(**kw):

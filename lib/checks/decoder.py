@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from lib import toy
 from lib.checks import (
     DECODING_HINT,
     CheckResult,
@@ -24,7 +25,7 @@ from lib.checks import (
     run_checks,
 )
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, tokenize
-from lib.model import ModelConfig, Seq2Seq
+from lib.model import Seq2Seq
 from lib.search import greedy, log_probs
 
 # ---------------------------------------------------------------------------------------------
@@ -34,23 +35,12 @@ from lib.search import greedy, log_probs
 
 def tiny_model(seed: int = 0, feed_context: bool = True, vocab_size: int = 12, hidden: int = 16,
                layers: int = 2, eos_bias: float = 0.0) -> Seq2Seq:
-    """A small random Seq2Seq (in eval mode) over made-up vocabularies of `vocab_size` tokens.
-
-    `eos_bias` is added to the prediction head's bias for <eos>, so that greedy decoding ends
-    early on some sentences and reaches the length cap on others.
-    """
-    words = [f"w{i}" for i in range(vocab_size - len(SPECIALS))]
-    vocab = Vocab(list(SPECIALS) + words)
-    torch.manual_seed(seed)
-    config = ModelConfig(vocab_size, vocab_size, emb_dim=8, hidden_size=hidden,
-                         num_layers=layers, dropout=0.0, feed_context=feed_context,
-                         max_src_len=20, max_tgt_len=12)
-    model = Seq2Seq(config, vocab, vocab).eval()
-    with torch.no_grad():
-        for p in model.parameters():  # larger than the default init: outputs depend on inputs
-            p.mul_(2.0)
-        model.decoder.head.proj.bias[EOS] += eos_bias
-    return model
+    """A small random Seq2Seq (eval mode), weights x2 so outputs depend on inputs, over one
+    made-up vocabulary `w0 w1 …` of `vocab_size` tokens for both sides."""
+    vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(vocab_size - len(SPECIALS))])
+    return toy.tiny_model(seed, src_vocab=vocab, tgt_vocab=vocab, hidden=hidden, layers=layers,
+                          feed_context=feed_context, max_src_len=20, max_tgt_len=12, scale=2.0,
+                          eos_bias=eos_bias)
 
 
 def _batch(model, lengths: list[int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:

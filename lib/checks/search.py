@@ -20,6 +20,7 @@ import math
 
 import torch
 
+from lib import toy
 from lib.checks import (
     DECODING_HINT,
     CheckResult,
@@ -29,7 +30,7 @@ from lib.checks import (
     expect_shape,
     run_checks,
 )
-from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
+from lib.data import EOS, PAD, SOS
 
 # ---------------------------------------------------------------------------------------------
 # Test models
@@ -38,19 +39,9 @@ from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 
 def tiny_model(seed: int, words: int = 6, max_len: int = 8, src_words: int = 12):
     """A small random Seq2Seq (hidden 32) with weights x3, so its distributions are peaked and
-    the answers differ from sentence to sentence (as in bench/decoding.py). Not trained."""
-    from lib.model import ModelConfig, Seq2Seq
-
-    torch.manual_seed(seed)
-    src_vocab = Vocab(list(SPECIALS) + [f"en{i}" for i in range(src_words)])
-    tgt_vocab = Vocab(list(SPECIALS) + [f"fr{i}" for i in range(words)])
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=16, hidden_size=32,
-                         num_layers=2, dropout=0.0, max_tgt_len=max_len)
-    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(3.0)
-    return model
+    the answers differ from sentence to sentence. Not trained."""
+    return toy.tiny_model(seed, src_words=src_words, tgt_words=words, emb_dim=16, hidden=32,
+                          max_tgt_len=max_len, scale=3.0)
 
 
 def _tables():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from lib import toy
 from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, collate
 from lib.head import masked_cross_entropy
@@ -156,14 +157,9 @@ def check_choose_inputs(fn) -> CheckResult:
 
 
 def tiny_model(seed: int = 0, vocab: int = 12, feed_context: bool = True):
-    """A small random Seq2Seq on a made-up vocabulary (fast; enough to compare losses)."""
-    from lib.model import ModelConfig, Seq2Seq
-
-    torch.manual_seed(seed)
+    """A small random Seq2Seq on one made-up vocabulary `w0 w1 …` (fast; enough for losses)."""
     words = Vocab(list(SPECIALS) + [f"w{i}" for i in range(vocab - len(SPECIALS))])
-    config = ModelConfig(vocab, vocab, emb_dim=8, hidden_size=16, num_layers=2, dropout=0.0,
-                         feed_context=feed_context)
-    return Seq2Seq(config, words, words).eval()
+    return toy.tiny_model(seed, src_vocab=words, tgt_vocab=words, feed_context=feed_context)
 
 
 def stepping_loss(model, batch, reduction: str = "mean") -> torch.Tensor:
