@@ -22,7 +22,8 @@ glued values belong together) and the website:
 - code cells keep their code and lose their outputs; `glue(...)` statements, which only feed
   the website's text, are removed (the `glue` import, and the computations that only fed them,
   with them); cells tagged `remove-cell` are website machinery and are left out (an error if a
-  later cell needs what one defines), except the Colab setup cell, which comes first; a
+  later cell needs what one defines), except the Colab setup cell, which comes first, and cells
+  also tagged `reader-only` (live views, whose controls need a kernel), which stay; a
   `remove-input`/`hide-input` cell keeps its code, collapsed.
 
 The website's address is `lib/links.py`'s `website()` of the repository URL in `_config.yml`
@@ -53,8 +54,11 @@ BUILD = ROOT / "_build"
 
 # The tags that only steer the website; a reader notebook drops them.
 BOOK_TAGS = {"remove-cell", "remove-input", "remove-output", "hide-input", "hide-output",
-             "hide-cell", "colab-setup"}
+             "hide-cell", "colab-setup", "reader-only"}
 SETUP_TAG = "colab-setup"
+# With remove-cell: a cell the website leaves out but the reader notebook keeps (a live view,
+# whose controls would be dead on a static page).
+READER_ONLY = "reader-only"
 ADMONITIONS = {
     "note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
     "warning": "Warning", "caution": "Caution", "attention": "Attention", "danger": "Danger",
@@ -1055,7 +1059,7 @@ def _reader_notebook(nb, site: Site, page: str, setup_source: str | None):
                 setup = _setup_cell(setup_source if setup_source is not None else cell.source)
                 cells.append(setup)
                 continue
-            if "remove-cell" in tags:
+            if "remove-cell" in tags and READER_ONLY not in tags:
                 try:
                     dropped.append((len(cells), _bound_names(ast.parse(cell.source))))
                 except SyntaxError:

@@ -270,6 +270,20 @@ def test_a_chapter_becomes_its_reader_notebook(site):
     nbformat.validate(nb)
 
 
+def test_a_reader_only_cell_is_kept_although_the_website_removes_it(site):
+    """A live view is left off the website (its controls would be dead without a kernel) and
+    kept in the reader notebook, where it runs; plain remove-cell cells still go."""
+    nb = rn.reader_notebook(_chapter(
+        ("md", "# Live"),
+        ("code", SETUP, "colab-setup", "remove-cell"),
+        ("code", "view = 1", "remove-cell"),
+        ("code", "live_view(model)", "remove-cell", "reader-only"),
+    ), site, "book/ch")
+    codes = [(c.source, dict(c.metadata)) for c in nb.cells if c.cell_type == "code"]
+    assert codes == [("COURSE_PACKAGE = 'x'", {"tags": ["colab-setup"]}),
+                     ("live_view(model)", {})]
+
+
 def test_the_same_chapter_gives_the_same_bytes(site):
     first = nbformat.writes(rn.reader_notebook(_small_chapter(), site, "book/ch"))
     second = nbformat.writes(rn.reader_notebook(_small_chapter(), site, "book/ch"))
