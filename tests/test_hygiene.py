@@ -360,3 +360,44 @@ def test_colab_setup_on_a_markdown_chapter(colab_setup, tmp_path):
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
     assert nb.cells[1].source == colab_setup.render_cell()
     assert nb.cells[2].source == "import lib"
+
+
+# A reader meets the idea, not the build's machinery: glue() calls and bookkeeping go into cells
+# the website hides (remove-input / remove-cell / hide-input), and a visible cell stays short.
+HIDING_TAGS = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+MAX_VISIBLE_LINES = 40
+GLUE_CALL = re.compile(r"(?<![\w.])glue\s*\(")
+
+
+def visible_cell_problems(nb) -> list[str]:
+    """Each visible code cell that is too long or calls glue(), as 'cell N: why'."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or HIDING_TAGS & set(cell.metadata.get("tags", [])):
+            continue
+        lines = cell.source.strip("\n").count("\n") + 1 if cell.source.strip() else 0
+        if lines > MAX_VISIBLE_LINES:
+            problems.append(f"cell {i}: {lines} lines (at most {MAX_VISIBLE_LINES} visible)")
+        if GLUE_CALL.search(cell.source):
+            problems.append(f"cell {i}: calls glue() in a visible cell")
+    return problems
+
+
+@pytest.mark.parametrize("page", load_script("toc").notebooks())
+def test_visible_cells_are_short_and_free_of_glue(page):
+    toc = load_script("toc")
+    problems = visible_cell_problems(toc.read(toc.source(page)))
+    assert not problems, f"{page}: " + "; ".join(problems)
+
+
+def test_visible_cell_rule_finds_long_and_glue_cells():
+    hidden_glue = nbformat.v4.new_code_cell('glue("x", 1)', metadata={"tags": ["remove-input"]})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(41))),
+        nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(40))),
+        nbformat.v4.new_code_cell('n = 3\nglue("n", n, display=False)'),
+        nbformat.v4.new_code_cell("fn = lib.notebook.glue  # named, not called"),
+        hidden_glue,
+    ])
+    assert visible_cell_problems(nb) == ["cell 0: 41 lines (at most 40 visible)",
+                                         "cell 2: calls glue() in a visible cell"]
