@@ -4,7 +4,7 @@ message that names them, and reports an unfinished skeleton as not done."""
 from __future__ import annotations
 
 import torch
-from conftest import skeleton
+from conftest import assert_rejects, skeleton
 
 from lib.checks import encoder as checks
 from lib.gru import gru_step
@@ -191,3 +191,141 @@ def test_stacked_and_last_states_name_inputs_changed_in_place():
         return outputs[torch.arange(outputs.size(0)), lengths]
 
     assert "`lengths` in place" in str(checks.check_last_states(sorts_lengths))
+
+
+# --- gru_step_cho: the reset gate before the matrix -------------------------------------------
+
+
+def cho_by_unit(x, h, w_ih, w_hh, b_ih, b_hh):
+    """An independent reference: Cho et al.'s candidate unit by unit, with Python sums."""
+    B, H = h.shape
+    out = torch.empty(B, H)
+    for b in range(B):
+        r = [torch.sigmoid(w_ih[j] @ x[b] + b_ih[j] + w_hh[j] @ h[b] + b_hh[j]) for j in range(H)]
+        for j in range(H):
+            z = torch.sigmoid(w_ih[H + j] @ x[b] + b_ih[H + j] + w_hh[H + j] @ h[b] + b_hh[H + j])
+            gated = sum(w_hh[2 * H + j, k] * r[k] * h[b, k] for k in range(H))  # W_hn (r * h)
+            n = torch.tanh(w_ih[2 * H + j] @ x[b] + b_ih[2 * H + j] + gated + b_hh[2 * H + j])
+            out[b, j] = (1 - z) * n + z * h[b, j]
+    return out
+
+
+def test_cho_reference_is_cho_and_equals_nn_gru_when_the_reset_gate_is_open():
+    torch.manual_seed(0)
+    cell = torch.nn.GRUCell(3, 4)
+    x, h = torch.randn(2, 3), torch.randn(2, 4).tanh()
+    w = [p.detach().clone() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
+                                      cell.bias_hh)]
+    with torch.no_grad():
+        cho = checks.gru_step_cho_reference(x, h, *w)
+        torch.testing.assert_close(cho, cho_by_unit(x, h, *w))
+        assert (cho - cell(x, h)).abs().max() > 1e-3  # the placement matters in general
+        w[3][:4] += 50.0  # reset-gate bias: r = 1 everywhere
+        cell.bias_hh[:4] += 50.0
+        torch.testing.assert_close(checks.gru_step_cho_reference(x, h, *w), cell(x, h))
+
+
+def test_cho_accepts_an_independent_solution():
+    r = checks.check_gru_step_cho(cho_by_unit)
+    assert r.ok, str(r)
+
+
+def _cho_wrong(kind):
+    def step(x, h, w_ih, w_hh, b_ih, b_hh):
+        H = h.size(1)
+        (i_r, i_z, i_n), (h_r, h_z, h_n) = _parts(x, h, w_ih, w_hh, b_ih, b_hh)
+        r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+        w_hn, b_hn = w_hh[2 * H:], b_hh[2 * H:]
+        n = {"pytorch": lambda: torch.tanh(i_n + r * h_n),
+             "after": lambda: torch.tanh(i_n + r * (h @ w_hn.T) + b_hn),
+             "gated_bias": lambda: torch.tanh(i_n + (r * h) @ w_hn.T + r * b_hn),
+             "no_bias": lambda: torch.tanh(i_n + (r * h) @ w_hn.T)}[kind]()
+        return (1 - z) * n + z * h
+    return step
+
+
+def test_cho_names_each_misplaced_reset_gate():
+    assert_rejects(checks.check_gru_step_cho(gru_step), "PyTorch's placement")
+    assert_rejects(checks.check_gru_step_cho(_cho_wrong("pytorch")), "PyTorch's placement")
+    assert_rejects(checks.check_gru_step_cho(_cho_wrong("after")), "still after the matrix")
+    assert_rejects(checks.check_gru_step_cho(_cho_wrong("gated_bias")), "scales b_hn too")
+    assert_rejects(checks.check_gru_step_cho(_cho_wrong("no_bias")), "b_hn is missing")
+
+
+def test_cho_names_gate_mistakes_and_the_candidate():
+    def reversed_z(x, h, *w):
+        (_, i_z, _), (_, h_z, _) = _parts(x, h, *w)
+        z = torch.sigmoid(i_z + h_z)
+        right = checks.gru_step_cho_reference(x, h, *w)
+        n = (right - z * h) / (1 - z)  # recover the candidate
+        return z * n + (1 - z) * h
+
+    assert_rejects(checks.check_gru_step_cho(reversed_z), "wrong way round")
+
+    def swapped(x, h, w_ih, w_hh, b_ih, b_hh):
+        H = h.size(1)
+        order = torch.cat([torch.arange(H, 2 * H), torch.arange(H), torch.arange(2 * H, 3 * H)])
+        return checks.gru_step_cho_reference(x, h, w_ih[order], w_hh[order], b_ih[order],
+                                             b_hh[order])
+
+    assert_rejects(checks.check_gru_step_cho(swapped), "swapped")
+
+    def candidate(x, h, w_ih, w_hh, b_ih, b_hh):
+        H = h.size(1)
+        (i_r, _, i_n), (h_r, _, _) = _parts(x, h, w_ih, w_hh, b_ih, b_hh)
+        r = torch.sigmoid(i_r + h_r)
+        return torch.tanh(i_n + (r * h) @ w_hh[2 * H:].T + b_hh[2 * H:])
+
+    assert_rejects(checks.check_gru_step_cho(candidate), "returned the candidate")
+
+    def no_reset(x, h, *w):
+        (_, i_z, i_n), (_, h_z, h_n) = _parts(x, h, *w)
+        z = torch.sigmoid(i_z + h_z)
+        return (1 - z) * torch.tanh(i_n + h_n) + z * h
+
+    assert_rejects(checks.check_gru_step_cho(no_reset), "reset gate r is not used")
+    assert not checks.check_gru_step_cho(skeleton).done
+
+
+# --- stacked_gru_by_step: time outside, layers inside -----------------------------------------
+
+
+def by_step_ok(x, cells, h0):
+    h, outs = list(h0), []
+    for t in range(x.size(1)):
+        inp = x[:, t]
+        for i, cell in enumerate(cells):
+            h[i] = cell(inp, h[i])
+            inp = h[i]
+        outs.append(h[-1])
+    return torch.stack(outs, 1), torch.stack(h)
+
+
+def test_by_step_accepts_time_outside():
+    r = checks.check_stacked_gru_by_step(by_step_ok)
+    assert r.ok and "stacked_gru_by_step" in str(r), str(r)
+    assert checks.check_stacked_gru_by_step(stacked_ok).ok  # same numbers, either order
+
+
+def test_by_step_names_the_one_step_lag_between_layers():
+    def lagged(x, cells, h0):
+        h, outs = list(h0), []
+        for t in range(x.size(1)):
+            h = [cells[0](x[:, t], h[0])] + [cells[i](h[i - 1], h[i])
+                                             for i in range(1, len(cells))]
+            outs.append(h[-1])
+        return torch.stack(outs, 1), torch.stack(h)
+
+    assert_rejects(checks.check_stacked_gru_by_step(lagged), "previous step", "h_t^{i-1}")
+
+
+def test_by_step_names_every_layer_reading_x_and_skeleton():
+    def flat(x, cells, h0):
+        h, outs = list(h0), []
+        for t in range(x.size(1)):
+            h = [cell(x[:, t], h[i]) for i, cell in enumerate(cells)]
+            outs.append(h[-1])
+        return torch.stack(outs, 1), torch.stack(h)
+
+    assert_rejects(checks.check_stacked_gru_by_step(flat), "every layer reads x")
+    assert not checks.check_stacked_gru_by_step(skeleton).done

@@ -1,7 +1,11 @@
 """Checkers for the exercises of "The encoder".
 
     check_gru_step(gru_step)           one GRU step from the equations, against nn.GRUCell
+    check_gru_step_cho(gru_step_cho)   the same step with Cho et al.'s reset gate, applied to
+                                       h_{t-1} before the matrix W_hn (a hand-written reference)
     check_stacked_gru(stacked_gru)     a stack of GRU cells over a sequence, against nn.GRU
+    check_stacked_gru_by_step(fn)      the same stack with the loops swapped: time outside,
+                                       layers inside (as a decoder must run), against nn.GRU
     check_last_states(last_states)     each sentence's last real output state = the context
 
 When a GRU step is wrong in a common way (gates swapped, update gate reversed, reset gate
@@ -93,6 +97,95 @@ def check_gru_step(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
+# gru_step_cho(...) -> h': the reset gate applied to h_{t-1} before W_hn (Cho et al. 2014)
+# ---------------------------------------------------------------------------------------------
+
+
+def gru_step_cho_reference(x, h, w_ih, w_hh, b_ih, b_hh):
+    """Cho et al.'s placement: n = tanh(W_in x + b_in + W_hn (r ⊙ h) + b_hn), written out.
+
+    The gates r and z are PyTorch's (same rows, same biases); only the candidate differs from
+    nn.GRU, which computes r ⊙ (W_hn h + b_hn). The two agree where r = 1 everywhere.
+    """
+    w_ir, w_iz, w_in = w_ih.chunk(3, dim=0)  # each (H, D)
+    w_hr, w_hz, w_hn = w_hh.chunk(3, dim=0)  # each (H, H)
+    b_ir, b_iz, b_in = b_ih.chunk(3)  # each (H,)
+    b_hr, b_hz, b_hn = b_hh.chunk(3)
+    r = torch.sigmoid(x @ w_ir.T + b_ir + h @ w_hr.T + b_hr)  # (B, H) reset gate
+    z = torch.sigmoid(x @ w_iz.T + b_iz + h @ w_hz.T + b_hz)  # (B, H) update gate
+    n = torch.tanh(x @ w_in.T + b_in + (r * h) @ w_hn.T + b_hn)  # (B, H): r before W_hn
+    return (1 - z) * n + z * h  # (B, H)
+
+
+def _cho_variants(x, h, w_ih, w_hh, b_ih, b_hh) -> dict[str, torch.Tensor]:
+    """Typical wrong answers to the Cho exercise, each with the words that name it."""
+    (i_r, i_z, i_n), (h_r, h_z, h_n) = _gates(x, h, w_ih, w_hh, b_ih, b_hh)
+    H = h.size(1)
+    w_hn, b_hn = w_hh[2 * H:], b_hh[2 * H:]  # (H, H), (H,)
+    r = torch.sigmoid(i_r + h_r)
+    z = torch.sigmoid(i_z + h_z)
+
+    def mix(n, z=z):
+        return (1 - z) * n + z * h
+
+    r_sw, z_sw = z, r  # the first two row blocks read in the wrong order
+    return {
+        "this is PyTorch's placement, r * (W_hn h_{t-1} + b_hn), as in lib.gru.gru_step; in "
+        "Cho's the reset gate multiplies h_{t-1} before the matrix: W_hn (r * h_{t-1}) + b_hn":
+            mix(torch.tanh(i_n + r * h_n)),
+        "r multiplies the product W_hn h_{t-1}: that is still after the matrix. Multiply the "
+        "state first, (r * h) @ W_hn.T, then add b_hn":
+            mix(torch.tanh(i_n + r * (h @ w_hn.T) + b_hn)),
+        "the reset gate scales b_hn too; in Cho's placement only the state is gated: "
+        "W_hn (r * h_{t-1}) + b_hn, with b_hn outside":
+            mix(torch.tanh(i_n + (r * h) @ w_hn.T + r * b_hn)),
+        "b_hn is missing: the candidate is tanh(W_in x + b_in + W_hn (r * h_{t-1}) + b_hn)":
+            mix(torch.tanh(i_n + (r * h) @ w_hn.T)),
+        "the update gate is used the wrong way round: h_t = (1 - z) * n + z * h_{t-1} "
+        "(z close to 1 keeps the old state)":
+            z * torch.tanh(i_n + (r * h) @ w_hn.T + b_hn) + (1 - z) * h,
+        "the reset and update gates are swapped: PyTorch stacks the rows of weight_ih and "
+        "weight_hh in the order r, z, n":
+            mix(torch.tanh(i_n + (r_sw * h) @ w_hn.T + b_hn), z_sw),
+        "the reset gate r is not used: gate the state before the matrix, W_hn (r * h_{t-1})":
+            mix(torch.tanh(i_n + h_n)),
+        "you returned the candidate n; the new state mixes it with the old one: "
+        "h_t = (1 - z) * n + z * h_{t-1}": torch.tanh(i_n + (r * h) @ w_hn.T + b_hn),
+    }
+
+
+def _cho_case(fn, B: int, D: int, H: int, seed: int) -> str:
+    g = torch.Generator().manual_seed(seed)
+    w = [torch.randn(3 * H, D, generator=g) * 0.8, torch.randn(3 * H, H, generator=g) * 0.8,
+         torch.randn(3 * H, generator=g) * 0.8, torch.randn(3 * H, generator=g) * 0.8]
+    x = torch.randn(B, D, generator=g)  # (B, D)
+    h = torch.randn(B, H, generator=g).tanh()  # (B, H)
+    args = [x, h] + w
+    with torch.no_grad():
+        expected = gru_step_cho_reference(*args)  # (B, H)
+        got = call(fn, *args, names=("x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    if not torch.is_tensor(got):
+        raise Mismatch(f"return the new state as a tensor (B, H), got {type(got).__name__}")
+    expect_shape("the new state", got, (B, H))
+    got = got.detach()
+    if torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+        return f"B={B}, input {D}, hidden {H}: equal to Cho's placement"
+    with torch.no_grad():
+        for why, wrong in _cho_variants(*args).items():
+            if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
+                raise Mismatch(why)
+    expect_close("the new state", got, expected)
+    return ""
+
+
+def check_gru_step_cho(fn) -> CheckResult:
+    """`fn(x, h, weight_ih, weight_hh, bias_ih, bias_hh)` -> h' (B, H) with Cho et al.'s reset
+    gate: n = tanh(W_in x + b_in + W_hn (r ⊙ h) + b_hn); gates and layout as nn.GRUCell."""
+    return run_checks("gru_step_cho", *[
+        (lambda c=c: _cho_case(fn, *c)) for c in [(2, 3, 4, 0), (5, 6, 3, 1), (1, 4, 4, 2)]])
+
+
+# ---------------------------------------------------------------------------------------------
 # stacked_gru(x, cells, h0) -> (outputs (B, T, H), h_n (L, B, H))
 # ---------------------------------------------------------------------------------------------
 
@@ -137,6 +230,10 @@ def _stack_case(fn, B: int, T: int, D: int, H: int, L: int, seed: int) -> str:
             if torch.allclose(outputs, flat[-1], atol=1e-5, rtol=1e-4):
                 raise Mismatch("every layer reads x: layer i > 1 must read the states of layer "
                                "i-1 at the same step (eq. 1), not the input")
+        if L > 1 and torch.allclose(outputs, _lagged(gru.cells, x, h0), atol=1e-5, rtol=1e-4):
+            raise Mismatch("layer i reads the state of layer i-1 from the previous step "
+                           "(h_{t-1}^{i-1}): at step t, update the layers bottom up and give "
+                           "layer i the state layer i-1 has just computed, h_t^{i-1} (eq. 1)")
         steps = (outputs - out_ref).abs().amax(dim=(0, 2))  # (T,)
         t = int((steps > 1e-4).nonzero()[0])
         raise Mismatch(f"outputs differ from nn.GRU from step t={t} on (max difference "
@@ -146,15 +243,33 @@ def _stack_case(fn, B: int, T: int, D: int, H: int, L: int, seed: int) -> str:
     return f"{L} layers, B={B}, T={T}: outputs and h_n equal nn.GRU's"
 
 
+@torch.no_grad()
+def _lagged(cells, x, h0):
+    """A typical time-outside mistake: every layer updated from the old states of all layers,
+    so layer i reads h_{t-1}^{i-1} instead of h_t^{i-1}. Returns the outputs (B, T, H)."""
+    h, outs = list(h0), []
+    for t in range(x.size(1)):
+        h = [cells[0](x[:, t], h[0])] + [cells[i](h[i - 1], h[i]) for i in range(1, len(cells))]
+        outs.append(h[-1])
+    return torch.stack(outs, 1)
+
+
 def check_stacked_gru(fn) -> CheckResult:
     """`fn(x (B, T, I), cells [GRUCell] * L, h0 (L, B, H))` -> (outputs (B, T, H), h_n)."""
     with torch.random.fork_rng():  # seeded cases without touching the caller's random state
         return _check_stacked_gru(fn)
 
 
-def _check_stacked_gru(fn) -> CheckResult:
+def check_stacked_gru_by_step(fn) -> CheckResult:
+    """The same contract as `check_stacked_gru`, for the version with the time loop outside
+    and the layer loop inside; the answer must be the same numbers as nn.GRU."""
+    with torch.random.fork_rng():
+        return _check_stacked_gru(fn, "stacked_gru_by_step")
+
+
+def _check_stacked_gru(fn, title: str = "stacked_gru") -> CheckResult:
     return run_checks(
-        "stacked_gru",
+        title,
         lambda: _stack_case(fn, 2, 5, 4, 4, 2, 0),  # input size = hidden size
         lambda: _stack_case(fn, 3, 4, 6, 5, 3, 1),  # three layers, different sizes
         lambda: _stack_case(fn, 1, 1, 3, 2, 1, 2),  # one layer, one step
