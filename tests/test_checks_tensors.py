@@ -202,3 +202,81 @@ def test_pad_names_sequences_padded_in_place():
         return torch.tensor(seqs), lengths
 
     assert_rejects(tensors.check_pad_batch(pads_in_place), "`seqs[1]` in place")
+
+
+# --- split_by_key -----------------------------------------------------------------------------
+
+
+def split_key_ok(pairs, n_test, seed, key):
+    groups = {}
+    for en, fr in pairs:
+        groups.setdefault(key(en), []).append((en, fr))
+    keys = sorted(groups)
+    random.Random(seed).shuffle(keys)
+    test = [p for k in keys[:n_test] for p in groups[k]]
+    train = [p for k in keys[n_test:] for p in groups[k]]
+    return train, test
+
+
+def test_split_by_key_accepts_reference_and_exact_key_is_split_by_source():
+    r = tensors.check_split_by_key(split_key_ok)
+    assert r.ok, str(r)
+    pairs = tensors.toy_pairs()
+    assert split_key_ok(pairs, 10, 0, lambda en: en) == split_ok(pairs, 10, 0)
+
+
+def test_split_by_key_toy_data_has_near_duplicates_on_both_sides_of_a_string_split():
+    """The checker's data must catch a split by the English string (the chapter's rule)."""
+    pairs = tensors.toy_near_duplicates()
+    train, test = split_ok(pairs, 8, 0)
+    key = tensors.near_duplicate_key
+    assert {key(e) for e, _ in train} & {key(e) for e, _ in test}
+    assert key("Go away!") == key("go away.") != key("Go away now.")
+
+
+def test_split_by_key_names_a_split_by_string():
+    r = tensors.check_split_by_key(lambda pairs, n_test, seed, key: split_ok(pairs, n_test, seed))
+    assert_rejects(r, "grouped by the English string", "group by key(en)")
+
+
+def test_split_by_key_names_a_line_split_and_lost_pairs():
+    def by_line(pairs, n_test, seed, key):
+        pairs = list(pairs)
+        random.Random(seed).shuffle(pairs)
+        return pairs[n_test:], pairs[:n_test]
+
+    assert_rejects(tensors.check_split_by_key(by_line), "you split the lines")
+
+    def one_line_per_key(pairs, n_test, seed, key):
+        train, test = split_key_ok(pairs, n_test, seed, key)
+        firsts = {}
+        for en, fr in test:
+            firsts.setdefault(key(en), (en, fr))
+        return train, list(firsts.values())
+
+    assert_rejects(tensors.check_split_by_key(one_line_per_key), "pairs are missing")
+
+
+def test_split_by_key_names_n_test_counted_as_sentences():
+    def by_sentences(pairs, n_test, seed, key):
+        sentences = sorted({en for en, _ in pairs})
+        random.Random(seed).shuffle(sentences)
+        chosen = {key(en) for en in sentences[:n_test]}  # n_test sentences, fewer keys
+        return ([p for p in pairs if key(p[0]) not in chosen],
+                [p for p in pairs if key(p[0]) in chosen])
+
+    assert_rejects(tensors.check_split_by_key(by_sentences), "counts keys")
+
+
+def test_split_by_key_names_a_split_that_ignores_the_seed_and_skeleton():
+    def first_keys(pairs, n_test, seed, key):
+        keys = list(dict.fromkeys(key(en) for en, _ in pairs))[:n_test]
+        return ([p for p in pairs if key(p[0]) not in keys],
+                [p for p in pairs if key(p[0]) in keys])
+
+    assert_rejects(tensors.check_split_by_key(first_keys), "seeds 0, 1, 2 and 3")
+
+    def skeleton(pairs, n_test, seed, key):
+        raise NotImplementedError
+
+    assert not tensors.check_split_by_key(skeleton).done

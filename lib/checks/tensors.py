@@ -3,6 +3,9 @@
     check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, nothing added
     check_pad_batch(pad_batch)               id lists -> padded (B, T) tensor and lengths (B,)
     check_split_by_source(split_by_source)   a split with no English sentence on both sides
+    check_split_by_key(split_by_key)         a stricter split: sentences with the same key
+                                             (e.g. the same words, whatever the punctuation and
+                                             capitals) all on one side
 
 Each runs the learner's function on small cases, compares it with `lib.data` (or with the rule
 the chapter states) and says in words what differs.
@@ -205,4 +208,96 @@ def check_split_by_source(fn) -> CheckResult:
         lambda: _split_case(fn, pairs, 10),
         lambda: _split_case(fn, toy_pairs(30, seed=7), 5),
         lambda: _split_random(fn, pairs, 10),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# split_by_key(pairs, n_test, seed, key) -> (train pairs, test pairs), grouped by key(English)
+# ---------------------------------------------------------------------------------------------
+
+
+def near_duplicate_key(en: str) -> str:
+    """The checker's key: lower case, final punctuation dropped ("Go away!" ~ "go away.")."""
+    return en.lower().rstrip(".!? ")
+
+
+def toy_near_duplicates(n_keys: int = 40, seed: int = 3) -> list[tuple[str, str]]:
+    """Pairs in which most sentences come back elsewhere in the file as a near-duplicate: the
+    same words with other capitals or final punctuation ("Sentence 4." ... "sentence 4!")."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n_keys):
+        for variant in rng.sample(["Sentence {}.", "sentence {}!", "Sentence {}?"],
+                                  rng.randint(1, 3)):
+            for k in range(rng.randint(1, 2)):
+                lines.append((variant.format(i), f"Traduction {k} de {variant.format(i)}"))
+    rng.shuffle(lines)  # variants of one sentence are scattered over the file
+    return lines
+
+
+def _split_key_case(fn, pairs, n_test, key) -> str:
+    got = call(fn, pairs, n_test, 0, key, names=("pairs", "n_test", "seed", "key"))
+    train, test = _as_split(got)
+    if sorted(train + test) != sorted(pairs):
+        lost = len(pairs) - len(train) - len(test)
+        what = (f"{lost} pairs are missing" if lost > 0 else f"{-lost} pairs are extra"
+                if lost < 0 else "the pairs differ from the input")
+        raise Mismatch(f"train + test must hold every input pair exactly once: {what}")
+    shared_en = sorted({e for e, _ in train} & {e for e, _ in test})
+    if shared_en:
+        raise Mismatch(f"{len(shared_en)} English sentences have lines on both sides (e.g. "
+                       f"{shared_en[0]!r}): you split the lines; group the lines by key(en) "
+                       f"and split the groups")
+    train_keys = {key(e): e for e, _ in train}
+    shared = sorted(k for k in {key(e) for e, _ in test} if k in train_keys)
+    if shared:
+        example = next(e for e, _ in test if key(e) == shared[0])
+        raise Mismatch(f"{len(shared)} keys are on both sides, e.g. {example!r} in test and "
+                       f"{train_keys[shared[0]]!r} in train, both with key {shared[0]!r}: you "
+                       f"grouped by the English string; group by key(en), so that every "
+                       f"sentence with the same key goes to the same side")
+    test_keys = {key(e) for e, _ in test}
+    if len(test_keys) != n_test:
+        counted = ("distinct English sentences" if len({e for e, _ in test}) == n_test
+                   else "lines" if len(test) == n_test else "something else")
+        raise Mismatch(f"the test part holds {len(test_keys)} distinct keys; n_test={n_test} "
+                       f"counts keys (groups of sentences), and you counted {counted}")
+    return (f"{len(pairs)} pairs -> {len(test_keys)} keys in test, {len(test)} test lines, no "
+            f"key on both sides")
+
+
+def _as_split(got):
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise Mismatch("return a pair (train, test), each a list of (English, French) pairs")
+    try:
+        return ([(str(e), str(f)) for e, f in got[0]], [(str(e), str(f)) for e, f in got[1]])
+    except (TypeError, ValueError):
+        raise Mismatch("train and test must be lists of (English, French) pairs") from None
+
+
+def _split_key_random(fn, pairs, n_test, key) -> str:
+    def test_keys(seed):
+        got = call(fn, pairs, n_test, seed, key, names=("pairs", "n_test", "seed", "key"))
+        return {key(e) for e, _ in _as_split(got)[1]}
+
+    a = test_keys(0)
+    if a != test_keys(0):
+        raise Mismatch("the same seed gave two different test sets; use random.Random(seed)")
+    if all(test_keys(s) == a for s in (1, 2, 3)):
+        raise Mismatch("seeds 0, 1, 2 and 3 give the same test keys: shuffle the keys with "
+                       "random.Random(seed) before you cut")
+    return "the seed picks the test keys, reproducibly"
+
+
+def check_split_by_key(fn) -> CheckResult:
+    """`fn(pairs, n_test, seed, key)` -> (train, test): the English sentences grouped by
+    `key(en)`, n_test groups chosen at random in test with all their lines, no key on both
+    sides. With key = the identity it is `lib.data.split_by_source`'s rule."""
+    near = toy_near_duplicates()
+    return run_checks(
+        "split_by_key",
+        lambda: _split_key_case(fn, near, 8, near_duplicate_key),
+        lambda: _split_key_case(fn, toy_pairs(30, seed=7), 5, lambda en: en),  # exact key
+        lambda: _split_key_case(fn, toy_near_duplicates(15, seed=4), 6, near_duplicate_key),
+        lambda: _split_key_random(fn, near, 8, near_duplicate_key),
     )
