@@ -30,6 +30,7 @@ from itertools import chain
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import __version__
+from .validate import is_int, is_number
 
 __all__ = [
     "MAX_ORDER",
@@ -480,7 +481,7 @@ def _reference_stats(refs_tokens: List[List[str]], max_order: int) -> Tuple[List
 # Input checks: fail early, say what is wrong and where
 # --------------------------------------------------------------------------------------------
 def _check_order(value: int, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, got {value}")
@@ -505,7 +506,7 @@ def _resolve_smooth_value(method: str, value: Optional[float]) -> Optional[float
         return default
     if default is None:
         raise ValueError(f"smooth_value is only used by 'floor' and 'add-k', not {method!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise TypeError(f"smooth_value must be a number, got {type(value).__name__}")
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"smooth_value must be a finite number >= 0, got {value}")

@@ -46,6 +46,8 @@ from typing import Callable, Iterable, Optional, Union
 
 from tqdm.auto import tqdm
 
+from lib.validate import is_int, is_number
+
 # The public Tatoeba English-French archive, as packaged by manythings.org. It holds `fra.txt`
 # (English<TAB>French<TAB>attribution) and `_about.txt`.
 CORPUS_URL = "https://www.manythings.org/anki/fra-eng.zip"
@@ -334,10 +336,9 @@ def _fetch(
 def _check_args(sha256, timeout, deadline, size, verify) -> Optional[str]:
     """Validate ``download``'s arguments up front; return the normalised sha256."""
     for name, value in (("timeout", timeout), ("deadline", deadline)):
-        if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not 0 < value < math.inf):
+        if not is_number(value) or not 0 < value < math.inf:
             raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+    if size is not None and not is_int(size):
         raise TypeError(f"size must be an int (a byte count) or None, got {size!r}")
     if size is not None and size < 0:
         raise ValueError(f"size must be a byte count >= 0, got {size}")

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from lib.data import EOS, PAD, SOS
+from lib.validate import is_int, is_number
 
 # Length normalisation and pruning defaults, chosen on the 1,000 validation sentences with the
 # reference model and beam 5 (greedy: 36.01). BLEU for alpha = 0 / 0.3 / 0.6 / 1 / 1.3:
@@ -61,21 +62,20 @@ NEG_INF = float("-inf")
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+def check_max_len(model, max_len) -> int:
+    """The length cap to decode with: max_len, or the model's max_tgt_len when it is None.
 
-
-def _check_max_len(model, max_len) -> int:
+    Raises ValueError unless it is an integer >= 1 (every decoder and widget checks it here).
+    """
     max_len = model.config.max_tgt_len if max_len is None else max_len
-    if not _is_int(max_len) or max_len < 1:
+    if not is_int(max_len) or max_len < 1:
         raise ValueError(f"max_len (the length cap) must be an integer >= 1, got {max_len!r}")
     return max_len
 
 
 def _check_alpha(alpha) -> float:
     alpha = DEFAULT_ALPHA if alpha is None else alpha
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) \
-            or not math.isfinite(alpha) or alpha < 0:
+    if not is_number(alpha, finite=True) or alpha < 0:
         raise ValueError(f"alpha (the length-normalisation exponent) must be a finite number "
                          f">= 0, got {alpha!r}; use 0 for no normalisation")
     return float(alpha)
@@ -83,17 +83,16 @@ def _check_alpha(alpha) -> float:
 
 def _check_margin(margin) -> float:
     margin = math.inf if margin is None else margin
-    if not isinstance(margin, (int, float)) or isinstance(margin, bool) \
-            or math.isnan(margin) or margin < 0:
+    if not is_number(margin) or math.isnan(margin) or margin < 0:
         raise ValueError(f"margin (the pruning threshold in log-probability) must be a number "
                          f">= 0, got {margin!r}; use None for no pruning")
     return float(margin)
 
 
 def _check_beam(beam_size, n_best) -> None:
-    if not _is_int(beam_size) or beam_size < 1:
+    if not is_int(beam_size) or beam_size < 1:
         raise ValueError(f"beam_size must be an integer >= 1, got {beam_size!r}")
-    if not _is_int(n_best) or not 1 <= n_best <= beam_size:
+    if not is_int(n_best) or not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be an integer from 1 to beam_size={beam_size}, got "
                          f"{n_best!r}: a beam of {beam_size} cannot rank more hypotheses")
 
@@ -156,7 +155,7 @@ def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
     decoder only steps on sentences still being written.
     """
     _check_batch(src, src_lengths)
-    max_len = _check_max_len(model, max_len)
+    max_len = check_max_len(model, max_len)
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
@@ -419,7 +418,7 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     """
     _check_batch(src, src_lengths)
     _check_beam(beam_size, n_best)
-    max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
     margin = _check_margin(margin)
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
     B, dev = src.size(0), src.device
@@ -503,7 +502,7 @@ def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int |
     Returns the n-best list [(ids, score, raw log P)], best first.
     """
     _check_beam(beam_size, n_best)
-    max_len, alpha, k = _check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
     margin = _check_margin(margin)
     src = src.view(1, -1)  # (1, S)
     _, state, context = model.encode(src, torch.tensor([src.size(1)]))  # (L, 1, H), (1, H)
@@ -565,8 +564,8 @@ def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_l
     Refuses when there are more than `limit` sequences: |V|^T grows far too fast.
     """
     _check_batch(src, src_lengths)
-    max_len, alpha = _check_max_len(model, max_len), _check_alpha(alpha)
-    if not _is_int(n_best) or n_best < 1:
+    max_len, alpha = check_max_len(model, max_len), _check_alpha(alpha)
+    if not is_int(n_best) or n_best < 1:
         raise ValueError(f"n_best must be an integer >= 1, got {n_best!r}")
     V = len(model.tgt_vocab)
     count = count_sequences(V, max_len)

@@ -31,6 +31,7 @@ from lib.checks import (
     run_checks,
 )
 from lib.data import EOS, PAD, SOS
+from lib.validate import is_number
 
 # ---------------------------------------------------------------------------------------------
 # Test models
@@ -395,7 +396,7 @@ def _as_answer(got) -> tuple[list[int], float]:
             raise Mismatch(f"log_p must be one number, got a tensor of shape "
                            f"{tuple(score.shape)}")
         score = float(score)
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
+    if not is_number(score):
         raise Mismatch(f"log_p must be a number, got {type(score).__name__}")
     return ids, float(score)
 

@@ -16,6 +16,7 @@ from lib.bleu import sentence_bleu
 from lib.checks import CheckResult, Mismatch, call, run_checks
 from lib.data import tokenize
 from lib.evaluate import sacrebleu_score
+from lib.validate import is_int
 
 # ---------------------------------------------------------------------------------------------
 # bucket_by_length(sources: list[str]) -> {n_tokens: [indices]}
@@ -179,7 +180,7 @@ def worst_reference(hypotheses, references) -> int:
 
 def _worst_case(fn, hyps, refs) -> str:
     got = call(fn, list(hyps), [list(r) for r in refs], names=("hypotheses", "references"))
-    if isinstance(got, bool) or not isinstance(got, int):
+    if not is_int(got):
         try:
             import torch
 
@@ -187,7 +188,7 @@ def _worst_case(fn, hyps, refs) -> str:
                 got = int(got)
         except ImportError:  # pragma: no cover
             pass
-    if isinstance(got, bool) or not isinstance(got, int):
+    if not is_int(got):
         raise Mismatch(f"return the index of the sentence (an int), got {type(got).__name__}")
     expected = worst_reference(hyps, refs)
     scores = [sentence_bleu(h, r).score for h, r in zip(hyps, refs)]

@@ -1,0 +1,21 @@
+"""Type tests for argument checks, shared by lib and its exercise checkers.
+
+`bool` is a subclass of `int` in Python, so `isinstance(True, int)` holds; a flag passed where a
+count or a score belongs is a mistake, and these tests say no to it.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def is_int(x) -> bool:
+    """True for an int that is not a bool."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_number(x, finite: bool = False) -> bool:
+    """True for an int or float that is not a bool (and, with finite=True, not inf or nan)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    return not finite or math.isfinite(x)
