@@ -15,6 +15,12 @@ glued values belong together) and the website:
 - admonitions become quoted blocks with a bold title, exercises numbered headings
   ("Exercise 3: ..."), `{math}` and labelled `$$` blocks plain `$$` math with the website's
   number as `\\tag`, and a `\\tag` inside `aligned`/`split` (a MathJax error) moves outside it;
+- a `{figure}` becomes an `<img>` of the website's copy of the image (the built page says
+  where Sphinx put it, e.g. `_images/encoder_grid.svg`), with the figure's alt text, and its
+  caption with the website's number below. A link, not an embedded copy: Colab shows no SVG
+  given as a data: URI and no cell attachment (googlecolab/colabtools#2092, #3836), and the
+  notebook is opened there without the files beside it; JupyterLab and the classic Notebook
+  show the same link;
 - each solution (code and text) becomes one Markdown cell holding a `<details>` block: it is
   collapsed in Colab, JupyterLab and the classic Notebook, and no front end runs Markdown, so
   Run All never runs a solution. (A Colab form cell, `cellView: form`, only hides code: Colab
@@ -104,6 +110,9 @@ class Site:
         self.citations: dict[str, tuple[str, str]] = citations or {}
         # bibliography key -> the id of its entry on the references page ("id4")
         self.citation_anchors: dict[str, str] = {}
+        # page -> its figures as built: [{"id": "fig-x", "src": "_images/x.svg",
+        # "number": "Fig. 2"}] (src relative to the website's root)
+        self.figures: dict[str, list[dict[str, str]]] = {}
         self.references_page = references_page
 
     def url(self, uri: str) -> str:
@@ -174,6 +183,30 @@ def load_numbers(html_dir: Path, page: str):
     return numbers, equations
 
 
+_FIGURE = re.compile(r'<figure\b[^>]*?\bid="(?P<id>[^"]+)"[^>]*>(?P<body>.*?)</figure>', re.S)
+
+
+def load_figures(html_dir: Path, page: str) -> list[dict[str, str]]:
+    """A page's figures as the website shows them: their ids, where Sphinx copied each image
+    (relative to the website's root) and the numbers it gave them."""
+    path = html_dir / f"{page}.html"
+    if not path.is_file():
+        return []
+    figures = []
+    for m in _FIGURE.finditer(path.read_text(encoding="utf-8")):
+        src = re.search(r'<img\b[^>]*?\bsrc="(?P<src>[^"]+)"', m["body"])
+        if not src:
+            continue
+        number = re.search(r'<span class="caption-number">(?P<num>[^<]+?)\s*</span>', m["body"])
+        figures.append({
+            "id": m["id"],
+            "src": posixpath.normpath(posixpath.join(posixpath.dirname(page),
+                                                     html.unescape(src["src"]))),
+            "number": html.unescape(number["num"]).strip() if number else "",
+        })
+    return figures
+
+
 def load_citations(bib: Path) -> dict[str, tuple[str, str]]:
     """{key: ("Cho et al.", "2014")} from the bibliography, as the website's author-year style
     shortens names (one or two surnames, or the first and "et al.")."""
@@ -235,6 +268,7 @@ def load_site(build: Path = BUILD, config: Path = ROOT / "_config.yml",
     for page in site.docs:
         site.glue[page] = load_glue(build, page)
         numbers, equations = load_numbers(html_dir, page)
+        site.figures[page] = load_figures(html_dir, page)
         site.numbers.update(numbers)
         site.equations.update(equations)
     site.citations = load_citations(bib)
@@ -629,11 +663,33 @@ class Converter:
             shown = self.glue_any(bundle, inline=False, metadata=entry.get("metadata"))
             caption = self.convert(content).strip()
             return shown + (f"\n\n*{caption}*" if caption else "")
+        if name == "figure":
+            return self.figure(block)
         if name == "solution":
             return details(self.solution_summary(arg), self.convert(content))
         if name == "dropdown":
             return details(html.escape(arg or "Details", quote=False), self.convert(content))
         self.fail(f"the directive {{{name}}} has no reader-notebook form")
+
+    def figure(self, block: Block) -> str:
+        """The website's copy of the image (an <img> with the figure's alt text), then the
+        caption with the website's figure number."""
+        name, alt = block.options.get("name", ""), block.options.get("alt", "").strip()
+        if not alt:
+            self.fail(f"the figure {block.arg!r} has no :alt: text")
+        if not name:
+            self.fail(f"the figure {block.arg!r} has no :name: (the reader notebook finds the "
+                      "website's copy of its image by it)")
+        built = next((f for f in self.site.figures.get(self.page, []) if f["id"] == name), None)
+        if built is None:
+            self.fail(f"the figure {name!r} is not on the built page (build the website before "
+                      "`make notebooks`)")
+        image = (f'<img src="{html.escape(self.site.website + built["src"])}" '
+                 f'alt="{html.escape(alt)}" />')
+        caption = self.convert("\n".join(block.lines)).strip()
+        if built["number"]:
+            caption = f"**{built['number']}** {caption}".strip()
+        return image + (f"\n\n{caption}" if caption else "")
 
     def exercise_heading(self, label: str, title: str) -> str:
         self.exercises[label] = title
