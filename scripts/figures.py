@@ -197,7 +197,7 @@ def intro_model() -> Svg:
         svg.math(x + 14, 322, f"x_{t}", size=14, anchor="start")
         for layer, y in ((1, 275), (2, 185)):
             svg.box(x, y, 74, 44, ENC, "")
-            svg.text(x, y - 5, "GRU", size=11, fill=ENC[1])
+            svg.text(x, y - 5, "GRU", size=12, fill=ENC[1])
             svg.math(x, y + 15, f"h_{t}^{layer}", size=15)
         svg.line(x, 253, x, 209, ENC[1])
         if t < 3:
@@ -211,7 +211,7 @@ def intro_model() -> Svg:
     # context
     svg.box(420, 193, 60, 60, CTX, "")
     svg.math(420, 192, "c", size=20)
-    svg.text(420, 211, "context", size=10, fill=CTX[1])
+    svg.text(420, 211, "context", size=11, fill=CTX[1])
     svg.line(450, 205, 474, 232, CTX[1])
     # decoder loop
     dx = [520, 625, 730, 835, 940]
@@ -221,12 +221,12 @@ def intro_model() -> Svg:
         svg.box(x - 5, 355, 74, 30, TOK, inputs[t], font=MONO, size=13)
         svg.line(x - 5, 340, x - 5, 267, MUTED)
         svg.box(x - 5, 245, 74, 44, DEC, "")
-        svg.text(x - 5, 240, "GRU", size=11, fill=DEC[1])
+        svg.text(x - 5, 240, "GRU", size=12, fill=DEC[1])
         svg.math(x - 5, 260, f"s_{t + 1}", size=15)
         svg.line(x - 5, 223, x - 5, 182, DEC[1])
         svg.box(x - 5, 160, 78, 40, HEAD, "", size=12)
         svg.math(x - 5, 157, "W_p", size=14)
-        svg.text(x - 5, 173, "softmax", size=10, fill=HEAD[1])
+        svg.text(x - 5, 173, "softmax", size=11, fill=HEAD[1])
         svg.line(x - 5, 140, x - 5, 112, HEAD[1])
         last = t == len(dx) - 1
         svg.box(x - 5, 95, 74, 30, BAD if last else TOK, outputs[t], font=MONO, size=13,
@@ -236,7 +236,7 @@ def intro_model() -> Svg:
             nxt = dx[t + 1] - 5
             svg.path(f"M{x + 32} 95 L{x + 47} 95 L{x + 47} 330 L{nxt} 330 L{nxt} 338", MUTED,
                      dash="5 4")
-    svg.text(935, 68, "stop", size=11, anchor="middle", fill=BAD[1])
+    svg.text(935, 68, "stop", size=12, anchor="middle", fill=BAD[1])
     svg.text(522, 405, "each chosen token is fed back as the next input", size=12,
              anchor="start", fill=MUTED)
     return svg
@@ -296,9 +296,9 @@ def encoder_grid() -> Svg:
     svg.text(30, y_in + 27, "tokens", size=13, anchor="start", fill=MUTED)
     # eq. 1 on one state
     # eq. 1 on the arrows into h_2^2
-    svg.text(xs[1] + 8, (ys[0] + ys[1]) / 2 + 4, "layer i reads layer i − 1", size=11,
+    svg.text(xs[1] + 8, (ys[0] + ys[1]) / 2 + 4, "layer i reads layer i − 1", size=12,
              anchor="start", fill=ENC[1])
-    svg.text((xs[0] + xs[1]) / 2, ys[0] + 17, "t − 1 → t", size=11, fill=ENC[1])
+    svg.text((xs[0] + xs[1]) / 2, ys[0] + 17, "t − 1 → t", size=12, fill=ENC[1])
     svg.text(40, 470, "eq. 1:", size=13, anchor="start", weight="bold")
     svg.math(90, 470, "h_t^1 = GRU(x_t, h_{t−1}^1),   h_t^i = GRU(h_t^{i−1}, h_{t−1}^i)", size=15,
              anchor="start")
@@ -398,11 +398,11 @@ def _bars(svg: Svg, x, y_base, values, scale, colour, labels, fmt):
         h = value * scale
         svg.rect(bx, y_base - max(h, 0), w, abs(h), colour[0], colour[1], rx=2, width=1.2)
         if h >= 0:
-            svg.text(bx + w / 2, y_base - h - 5, fmt(value), size=10)
-            svg.text(bx + w / 2, y_base + 14, label, size=10, font=MONO, fill=MUTED)
+            svg.text(bx + w / 2, y_base - h - 5, fmt(value), size=11)
+            svg.text(bx + w / 2, y_base + 14, label, size=11, font=MONO, fill=MUTED)
         else:
-            svg.text(bx + w / 2, y_base - h + 13, fmt(value), size=10)
-            svg.text(bx + w / 2, y_base - 5, label, size=10, font=MONO, fill=MUTED)
+            svg.text(bx + w / 2, y_base - h + 13, fmt(value), size=11)
+            svg.text(bx + w / 2, y_base - 5, label, size=11, font=MONO, fill=MUTED)
 
 
 def prediction_head() -> Svg:
@@ -429,7 +429,7 @@ def prediction_head() -> Svg:
     svg.line(76, 185, 130, 185, INK)
     svg.box(180, 185, 96, 76, HEAD, "")
     svg.math(180, 182, "W_p , b_p", size=16)
-    svg.text(180, 204, "(|V|, H)", size=11, fill=MUTED)
+    svg.text(180, 204, "(|V|, H)", size=12, fill=MUTED)
     svg.math(180, 300, "z_t = W_p s_t^L + b_p", size=14)
     svg.line(230, 185, 282, 185, INK)
     svg.text(256, 176, "eq. 6", size=12, weight="bold", fill=HEAD[1])
@@ -458,7 +458,7 @@ def prediction_head() -> Svg:
     svg.box(880, 262, 170, 70, BAD, "")
     svg.text(880, 250, "training: loss", size=13, weight="bold")
     svg.math(880, 272, "− log P(y*_t | y*_{<t}, x)", size=13)
-    svg.text(880, 290, "summed over t (eq. 7)", size=11, fill=MUTED)
+    svg.text(880, 290, "summed over t (eq. 7)", size=12, fill=MUTED)
     return svg
 
 
@@ -495,7 +495,7 @@ def teacher_forcing() -> Svg:
             wrong = targets is not None and preds[t] != targets[t]
             svg.box(x, y0 + 42, 96, 28, BAD if wrong else HEAD, preds[t], font=MONO, size=13)
             if targets is not None:
-                svg.text(x, y0 + 14, f"target {targets[t]}", size=11, font=MONO, fill=MUTED)
+                svg.text(x, y0 + 14, f"target {targets[t]}", size=12, font=MONO, fill=MUTED)
             if fed_back and t + 1 < len(xs):
                 nxt = xs[t + 1]
                 svg.path(f"M{x + 48} {y0 + 42} L{x + 70} {y0 + 42} L{x + 70} {y0 + 150} "
@@ -592,8 +592,8 @@ def beam_walk() -> Svg:
         detail = f"P = {math.exp(n.raw):.3f}"
         if n.status == "finished":
             detail += f"   score {search.normalize(n.raw, n.step, alpha):.3f}"
-        svg.text(x - 72, y + 15, detail, size=11, anchor="start", fill=INK)
-        svg.text(x + 76, y - 5, word, size=10, anchor="end", fill=colours[1])
+        svg.text(x - 72, y + 15, detail, size=12, anchor="start", fill=INK)
+        svg.text(x + 76, y - 5, word, size=11, anchor="end", fill=colours[1])
     # legend
     ly = height - 30
     svg.text(30, ly, "score = log P / L (α = 1)   kept: stays in the beam   dropped: not among "
@@ -653,10 +653,10 @@ def bleu_example() -> Svg:
     # the two tables
     def table(x, y, counts, n):
         svg.text(x, y, f"{n}-grams of the hypothesis", size=13, anchor="start", weight="bold")
-        svg.text(x, y + 22, "n-gram", size=11, anchor="start", fill=MUTED)
-        svg.text(x + 190, y + 22, "count", size=11, anchor="end", fill=MUTED)
-        svg.text(x + 270, y + 22, "max in a ref", size=11, anchor="end", fill=MUTED)
-        svg.text(x + 340, y + 22, "credited", size=11, anchor="end", fill=MUTED)
+        svg.text(x, y + 22, "n-gram", size=12, anchor="start", fill=MUTED)
+        svg.text(x + 190, y + 22, "count", size=12, anchor="end", fill=MUTED)
+        svg.text(x + 270, y + 22, "max in a ref", size=12, anchor="end", fill=MUTED)
+        svg.text(x + 340, y + 22, "credited", size=12, anchor="end", fill=MUTED)
         for k, d in enumerate(counts.details):
             yy = y + 44 + 20 * k
             fill = HEAD[1] if d.clipped == d.count else BAD[1]
