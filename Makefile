@@ -6,7 +6,7 @@
 #   make colab-test only the Colab-like test: every chapter in a fresh environment shaped like
 #                   Colab's, after the chapters' own setup cell installed `lib` (about 5 minutes)
 #   make serve      show the built website on http://127.0.0.1:$(PORT)
-#   make lint       ruff on the Python code and the chapters
+#   make lint       ruff on the Python code and the chapters, ESLint on the JavaScript
 #   make bench      run the benchmarks, write BENCHMARKS.md (BENCH_SKIP_COLD=1: no cold build)
 #   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
 SHELL := /bin/bash
@@ -115,9 +115,11 @@ bench: setup
 	  $(if $(BENCH_TRAIN_MINUTES),--train-minutes $(BENCH_TRAIN_MINUTES))
 
 # ruff reads no MyST Markdown: scripts/toc.py --lint hands it the chapters' code as notebooks.
+# ESLint (package.json, eslint.config.mjs) checks the widgets' JavaScript (lib/widgets/static/).
 lint: setup
 	$(VENV)/bin/ruff check lib tests bench scripts
 	$(PY) scripts/toc.py --lint
+	node_modules/.bin/eslint .
 
 serve: $(SITE_STAMP)
 	@echo "Serving $(SITE) on http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"

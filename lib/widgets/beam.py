@@ -19,32 +19,6 @@ from lib.widgets.trace import BeamCapture, capture_beam
 BW, BH, DX, DY = 72, 32, 86, 40  # node box width/height, column and row spacing
 ML, TOP = 8, 8
 
-CSS = """
-.s2sw .s2s-tree .node rect{stroke-width:1.4}
-.s2sw .s2s-tree text{text-anchor:middle}
-.s2sw .s2s-tree .node text{font-size:12px}
-.s2sw .s2s-tree .node .sc{font-size:11px;fill:var(--muted)}
-.s2sw .s2s-tree .kept rect{fill:var(--keep-bg);stroke:var(--keep)}
-.s2sw .s2s-tree .pruned rect{fill:var(--prune-bg);stroke:var(--prune);stroke-dasharray:4 3}
-.s2sw .s2s-tree .pruned text{fill:var(--muted)}
-.s2sw .s2s-tree .finished rect{fill:var(--fin-bg);stroke:var(--fin);stroke-width:2}
-.s2sw .s2s-tree .root rect{fill:var(--panel);stroke:var(--fg)}
-.s2sw .s2s-tree .edge{fill:none;stroke:var(--keep);stroke-width:1.3;opacity:.75}
-.s2sw .s2s-tree .edge.pruned{stroke:var(--prune);stroke-dasharray:4 3;opacity:.6}
-.s2sw .s2s-tree .edge.finished{stroke:var(--fin)}
-.s2sw .s2s-tree.final .win rect{stroke:var(--win);stroke-width:3}
-.s2sw .s2s-tree.final .edge.win{stroke:var(--win);stroke-width:3.2;opacity:1}
-.s2sw .s2s-tree .gb{fill:var(--greedy)}
-.s2sw .s2s-tree .gb+text{fill:#fff;font-size:9px;font-weight:700}
-.s2sw .s2s-tree .gnode rect{fill:none;stroke:var(--greedy);stroke-width:1.6}
-.s2sw .s2s-tree .gedge{fill:none;stroke:var(--greedy);stroke-width:1.5}
-.s2sw .s2s-tree .now rect{filter:drop-shadow(0 0 3px #f59e0b)}
-.s2sw .s2s-tree .glabel{font-size:12px;font-weight:700;fill:var(--greedy);text-anchor:start}
-.s2sw .s2s-tree.hide-pruned .pruned{display:none}
-.s2sw .s2s-key i{display:inline-block;width:18px;height:10px;border:2px solid;border-radius:2px}
-.s2sw tr.win td{font-weight:700;color:var(--win)}
-.s2sw .s2s-summary{margin:6px 0;font-size:13px}
-"""
 
 
 def _layout(nodes: list[dict]) -> dict[int, tuple[float, float]]:
@@ -138,50 +112,11 @@ def _edges(nodes: list[dict], pos: dict, win_path: set) -> list[str]:
             for (step, cls), d in groups.items()]
 
 
-JS_BEAM = r"""
-var tree = q(".s2s-tree"), last = data.steps, scroll = q(".s2s-scroll");
-var sl = q('[data-slider="step"]'), out = q(".s2s-beamout"), mode = "raw";
-function show(t, keepScroll) {
-  qa("[data-step]", tree).forEach(function (el) {
-    var k = +el.getAttribute("data-step");
-    el.style.display = k <= t ? "" : "none";
-    el.classList.toggle("now", k === t && t > 0 && t < last);
-  });
-  tree.classList.toggle("final", t === last);
-  qa("tr[data-step]").forEach(function (r) {
-    r.style.display = +r.getAttribute("data-step") <= t ? "" : "none";
-  });
-  q(".s2s-stepval").textContent = t + " / " + last;
-  out.innerHTML = data.captions[t];
-  if (keepScroll) return;
-  var left = data.ml + t * data.dx, right = left + data.bw;  // keep column t in view
-  if (right > scroll.scrollLeft + scroll.clientWidth) {
-    scroll.scrollLeft = right - scroll.clientWidth + 24;
-  }
-  if (left < scroll.scrollLeft) scroll.scrollLeft = Math.max(0, left - 24);
-}
-sl.addEventListener("input", function () { show(+sl.value); });
-q('[data-toggle="pruned"]').addEventListener("change", function (ev) {
-  tree.classList.toggle("hide-pruned", !ev.target.checked);
-});
-qa('[data-group="score"] button').forEach(function (b) {
-  b.addEventListener("click", function () {
-    mode = b.getAttribute("data-value");
-    press(q('[data-group="score"]'), mode);
-    qa(".sc", tree).forEach(function (s) {
-      if (!s.hasAttribute("data-raw")) s.setAttribute("data-raw", s.textContent);
-      s.textContent = s.getAttribute("data-" + mode);
-    });
-  });
-});
-show(last, true);
-"""
-
-
 class BeamView(View):
     """The beam explorer of one search (see `beam_explorer`)."""
 
     kind = "beam"
+    scripts = styles = ("beam",)  # static/beam.js, static/beam.css
 
     def __init__(self, cap: BeamCapture):
         t = cap.trace
@@ -284,8 +219,7 @@ class BeamView(View):
             "step slider and the toggles need JavaScript.</p></noscript>")
         data = {"steps": last, "dx": DX, "ml": ML, "bw": BW,
                 "captions": _captions(cap, nodes, by_id)}
-        super().__init__(body, JS_BEAM, data, f"Beam search: {cap.sentence}".rstrip(": "), cap,
-                         CSS)
+        super().__init__(body, data, f"Beam search: {cap.sentence}".rstrip(": "), cap)
 
 
 def beam_explorer(model, sentence: str = "", beam_size: int = 3, alpha: float | None = None,

@@ -16,31 +16,6 @@ from lib import bleu
 from lib.widgets.render import View, button_group, esc, header
 from lib.widgets.trace import Record
 
-CSS = """
-.s2sw .s2s-sent{margin:6px 0 10px;padding:6px 8px;border-left:3px solid var(--line)}
-.s2sw .s2s-line{margin:2px 0;line-height:1.9}
-.s2sw .s2s-line b{display:inline-block;width:92px;color:var(--muted);font-weight:600;
-font-size:12px}
-.s2sw .tk{padding:1px 3px;border-radius:3px;margin-right:1px}
-.s2sw .s2s-bleu[data-order="1"] .tk[data-n1=m],.s2sw .s2s-bleu[data-order="2"] .tk[data-n2=m],
-.s2sw .s2s-bleu[data-order="3"] .tk[data-n3=m],.s2sw .s2s-bleu[data-order="4"] .tk[data-n4=m]
-{background:var(--good-bg);box-shadow:inset 0 -2px 0 var(--good)}
-.s2sw .s2s-bleu[data-order="1"] .tk[data-n1=x],.s2sw .s2s-bleu[data-order="2"] .tk[data-n2=x],
-.s2sw .s2s-bleu[data-order="3"] .tk[data-n3=x],.s2sw .s2s-bleu[data-order="4"] .tk[data-n4=x]
-{background:var(--warn-bg);text-decoration:line-through}
-.s2sw .s2s-bleu .ngr{margin:4px 0}
-.s2sw.js .s2s-bleu .ngr{display:none}
-.s2sw.js .s2s-bleu[data-order="1"] .ngr[data-n="1"],.s2sw.js .s2s-bleu[data-order="2"]
-.ngr[data-n="2"],.s2sw.js .s2s-bleu[data-order="3"] .ngr[data-n="3"],.s2sw.js
-.s2s-bleu[data-order="4"] .ngr[data-n="4"]{display:block}
-.s2sw .s2s-bleu[data-order="1"] tr[data-n="1"],.s2sw .s2s-bleu[data-order="2"] tr[data-n="2"],
-.s2sw .s2s-bleu[data-order="3"] tr[data-n="3"],.s2sw .s2s-bleu[data-order="4"] tr[data-n="4"]
-{background:var(--keep-bg)}
-.s2sw .s2s-score{font-size:15px;margin:8px 0 2px}
-.s2sw .s2s-score b{font-size:18px}
-.s2sw .s2s-cols{display:flex;flex-wrap:wrap;gap:4px 24px;align-items:flex-start}
-"""
-
 
 @dataclass
 class BleuTrace(Record):
@@ -160,21 +135,11 @@ def _tokens(tokens: list[str], marks: list[list[str]]) -> str:
     return " ".join(spans)
 
 
-JS_BLEU = r"""
-var box = q(".s2s-bleu");
-qa('[data-group="order"] button').forEach(function (b) {
-  b.addEventListener("click", function () {
-    box.setAttribute("data-order", b.getAttribute("data-value"));
-    press(q('[data-group="order"]'), b.getAttribute("data-value"));
-  });
-});
-"""
-
-
 class BleuView(View):
     """The BLEU explorer (see `bleu_explorer`)."""
 
     kind = "bleu"
+    scripts = styles = ("bleu",)  # static/bleu.js, static/bleu.css
 
     def __init__(self, trace: BleuTrace):
         res, N = trace.result, len(trace.counts)
@@ -265,7 +230,7 @@ class BleuView(View):
             f"{esc(trace.signature)}</span></p></div>"
             '<noscript><p class="s2s-note">JavaScript is off: unigram matches are highlighted '
             "and every order's n-grams are listed.</p></noscript>")
-        super().__init__(body, JS_BLEU, {}, f"BLEU: {trace.hypotheses[0]}", trace, CSS)
+        super().__init__(body, {}, f"BLEU: {trace.hypotheses[0]}", trace)
 
 
 def bleu_explorer(hypotheses: str | list[str], references: list[str] | list[list[str]],

@@ -40,29 +40,6 @@ from lib.widgets.trace import (
 WIDTH = 696  # SVG user units; the SVGs scale down to narrower columns
 ENC, DEC = "#2563eb", "#ea580c"  # encoder blue, decoder orange
 
-CSS = """
-.s2sw .s2s-heat svg image{image-rendering:pixelated;image-rendering:crisp-edges}
-.s2sw .s2s-heat .tok{font-size:12px;cursor:default}
-.s2sw .s2s-heat .tok.unk{font-style:italic;fill:var(--muted)}
-.s2sw .s2s-heat .tok.on{font-weight:700}
-.s2sw .s2s-heat .hl{fill:none;stroke:var(--fg);stroke-width:1.5}
-.s2sw .s2s-heat .cur{fill:none;stroke:#f59e0b;stroke-width:2.5}
-.s2sw .s2s-traj .pt{stroke:var(--bg);stroke-width:1}
-.s2sw .s2s-traj .pl{font-size:11px}
-.s2sw .s2s-traj .now.pt{r:6.5;stroke:var(--fg);stroke-width:1.5}
-.s2sw .s2s-traj .now.pl,.s2sw .s2s-traj .hov.pl{font-weight:700;font-size:12px}
-.s2sw .s2s-traj .hov.pt{r:6.5}
-.s2sw .s2s-traj .seg{stroke-width:1.6;opacity:.7}
-.s2sw .axis{stroke:var(--line);stroke-width:1}
-.s2sw .axl{font-size:11px;fill:var(--muted)}
-.s2sw .s2s-map .mp{stroke:var(--bg);stroke-width:.6;opacity:.85}
-.s2sw .s2s-map .mp.nn{stroke:var(--fg);stroke-width:2;opacity:1}
-.s2sw .s2s-map .mp.hov{stroke:var(--fg);stroke-width:2.5;opacity:1}
-.s2sw .s2s-map .you{fill:none;stroke:var(--fg);stroke-width:2}
-.s2sw .s2s-map .youl{font-size:12px;font-weight:700}
-.s2sw .s2s-map .nnl{stroke:var(--fg);stroke-width:1;opacity:.6}
-.s2sw .s2s-panel{margin:10px 0 4px}
-"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,134 +233,18 @@ def map_panel(cmap: ContextMap, you: list[tuple[str, list[float]]] | None = None
 # The views
 # ---------------------------------------------------------------------------------------------
 
-JS_HIDDEN = r"""
-var S = data.S, T = data.T, st = {mode: data.mode, layer: data.layer, t: S + T};
-var readout = q(".s2s-hidout");
-function say(html) { readout.innerHTML = html; }
-function who(t) {
-  return t <= S ? "the encoder reads <b>" + esc(data.source[t - 1]) + "</b>"
-                : "the decoder writes <b>" + esc(data.output[t - S - 1]) + "</b>";
-}
-function render() {
-  qa(".s2s-heat").forEach(function (p) {
-    p.hidden = !(p.getAttribute("data-mode") === st.mode &&
-                 +p.getAttribute("data-layer") === st.layer);
-  });
-  qa(".s2s-traj").forEach(function (p) { p.hidden = +p.getAttribute("data-layer") !== st.layer; });
-  press(q('[data-group="mode"]'), st.mode);
-  press(q('[data-group="layer"]'), st.layer);
-  var t = st.t, mode = t <= S ? "enc" : "dec", col = t <= S ? t - 1 : t - S - 1;
-  qa(".s2s-traj [data-t]").forEach(function (el) {
-    var k = +el.getAttribute("data-t");
-    el.style.display = k <= t ? "" : "none";
-    el.classList.toggle("now", k === t && t < S + T);
-  });
-  qa(".s2s-heat").forEach(function (p) {
-    var cur = q(".cur", p), on = p.getAttribute("data-mode") === mode && t < S + T;
-    cur.style.display = on ? "" : "none";
-    if (on) cur.setAttribute("x", +p.getAttribute("data-x0") + col * +p.getAttribute("data-cw"));
-  });
-  q('[data-slider="t"]').value = t;
-  q(".s2s-tval").textContent = t + " / " + (S + T);
-  say(t < S + T ? "Step " + t + ": " + who(t) + "." :
-      "All " + (S + T) + " steps: " + S + " read by the encoder, " + T +
-      " written by the decoder. Move the slider to replay them; hover a token or a cell.");
-}
-function value(d, col, row) {  // int8 values, column-major, base64
-  if (!d.bytes) d.bytes = atob(d.vals);
-  var b = d.bytes.charCodeAt(col * d.units.length + row);
-  return (b > 127 ? b - 256 : b) / 127;
-}
-function hover(panel, col, row) {
-  var hl = q(".hl", panel), cw = +panel.getAttribute("data-cw");
-  qa(".tok", panel).forEach(function (el) {
-    el.classList.toggle("on", +el.getAttribute("data-col") === col);
-  });
-  if (col === null) {
-    hl.style.display = "none";
-    qa(".s2s-traj .hov").forEach(function (e) { e.classList.remove("hov"); });
-    return;
-  }
-  hl.style.display = ""; hl.setAttribute("x", +panel.getAttribute("data-x0") + col * cw);
-  var t = panel.getAttribute("data-mode") === "enc" ? col + 1 : S + col + 1;
-  qa(".s2s-traj [data-t]").forEach(function (e) {
-    e.classList.toggle("hov", +e.getAttribute("data-t") === t);
-  });
-  var d = data.panels[panel.getAttribute("data-key")], text = "Step " + t + ": " + who(t);
-  if (row !== null && row >= 0 && row < d.units.length) {
-    var v = value(d, col, row);
-    text += " · unit " + d.units[row] + " = " + (v >= 0 ? "+" : "−") + Math.abs(v).toFixed(2);
-  }
-  say(text);
-}
-qa(".s2s-heat").forEach(function (panel) {
-  var svg = q("svg", panel), img = q("image", panel);
-  qa(".tok", panel).forEach(function (el) {
-    el.addEventListener("mouseenter", function () {
-      hover(panel, +el.getAttribute("data-col"), null);
-    });
-    el.addEventListener("mouseleave", function () { hover(panel, null, null); render(); });
-  });
-  img.addEventListener("mousemove", function (ev) {
-    var p = svg.createSVGPoint(); p.x = ev.clientX; p.y = ev.clientY;
-    p = p.matrixTransform(svg.getScreenCTM().inverse());
-    var col = Math.floor((p.x - +panel.getAttribute("data-x0")) / +panel.getAttribute("data-cw"));
-    var row = Math.floor((p.y - +panel.getAttribute("data-y0")) / +panel.getAttribute("data-ch"));
-    var n = data.panels[panel.getAttribute("data-key")].labels.length;
-    if (col >= 0 && col < n) hover(panel, col, row);
-  });
-  img.addEventListener("mouseleave", function () { hover(panel, null, null); render(); });
-});
-qa('[data-group="mode"] button').forEach(function (b) {
-  b.addEventListener("click", function () {
-    st.mode = b.getAttribute("data-value");
-    if (st.t < S + T && (st.t <= S) !== (st.mode === "enc")) st.t = S + T;
-    render();
-  });
-});
-qa('[data-group="layer"] button').forEach(function (b) {
-  b.addEventListener("click", function () { st.layer = +b.getAttribute("data-value"); render(); });
-});
-q('[data-slider="t"]').addEventListener("input", function (ev) {
-  st.t = +ev.target.value;
-  if (st.t < S + T) st.mode = st.t <= S ? "enc" : "dec";
-  render();
-});
-render();
-"""
-
-JS_MAP = r"""
-var map = q(".s2s-map");
-if (map) {
-  var dots = qa(".mp", map), mapout = q(".s2s-mapout", map);
-  dots.forEach(function (d) {
-    d.addEventListener("mouseenter", function () {
-      var nn = d.getAttribute("data-nn").split(" ").map(Number);
-      dots.forEach(function (e, i) { e.classList.toggle("nn", nn.indexOf(i) >= 0); });
-      d.classList.add("hov");
-      mapout.innerHTML = "<b>" + esc(data.map[+d.getAttribute("data-i")]) + "</b> · nearest: " +
-        nn.map(function (i) { return "«" + esc(data.map[i]) + "»"; }).join(", ");
-    });
-    d.addEventListener("mouseleave", function () {
-      dots.forEach(function (e) { e.classList.remove("nn", "hov"); });
-      mapout.textContent = "";
-    });
-  });
-}
-"""
-
-
 class HiddenView(View):
     """The hidden-state explorer of one sentence (see `hidden_state_explorer`)."""
 
     kind = "hidden"
+    scripts = ("hidden", "map")  # static/hidden.js, static/map.js
+    styles = ("hidden",)
 
     def __init__(self, trace: HiddenTrace, units: int | None = 48, cmap: ContextMap | None = None,
                  mode: str = "enc", layer: int | None = None):
         with one_cpu_thread():  # small tensors: see lib.widgets.trace.one_cpu_thread
             body, data = self._draw(trace, units, cmap, mode, layer)
-        super().__init__(body, JS_HIDDEN + JS_MAP, data, f"Hidden states: {trace.sentence}",
-                         trace, CSS)
+        super().__init__(body, data, f"Hidden states: {trace.sentence}", trace)
 
     @staticmethod
     def _draw(trace: HiddenTrace, units: int | None, cmap: ContextMap | None, mode: str,
@@ -434,6 +295,8 @@ class ContextMapView(View):
     """A map of many sentences' context vectors (see `context_map`)."""
 
     kind = "map"
+    scripts = ("map",)
+    styles = ("hidden",)
 
     def __init__(self, cmap: ContextMap, highlight: list[tuple[str, list[float]]] | None = None):
         with one_cpu_thread():
@@ -441,8 +304,8 @@ class ContextMapView(View):
         body = (header("Context vectors") + drawn
                 + '<noscript><p class="s2s-note">JavaScript is off: hovering a dot shows its '
                 "sentence; ringing its neighbours needs JavaScript.</p></noscript>")
-        super().__init__(body, JS_MAP, {"map": cmap.sentences},
-                         f"Context vectors of {len(cmap.sentences)} sentences", cmap, CSS)
+        super().__init__(body, {"map": cmap.sentences},
+                         f"Context vectors of {len(cmap.sentences)} sentences", cmap)
 
 
 def hidden_state_explorer(model, sentence: str, units: int | None = 48,

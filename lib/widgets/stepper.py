@@ -14,32 +14,6 @@ import math
 from lib.widgets.render import View, esc, fmt, header, short, slider
 from lib.widgets.trace import StepTrace, capture_steps
 
-CSS = """
-.s2sw .s2s-chips{display:flex;flex-wrap:wrap;gap:4px;align-items:flex-end;margin:6px 0}
-.s2sw .s2s-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:44px;
-padding:2px 7px;border:1.5px solid var(--line);border-radius:6px;background:var(--panel);
-font-size:13px;line-height:1.25;cursor:pointer}
-.s2sw .s2s-chip small{font-size:10px;color:var(--muted)}
-.s2sw .s2s-chip.forced{border-color:var(--keep);border-style:dashed;background:var(--keep-bg)}
-.s2sw .s2s-chip.sos{cursor:default;color:var(--muted)}
-.s2sw button.s2s-chip[aria-pressed=true]{color:var(--fg);background:var(--bg);
-border-color:#f59e0b;border-style:solid;box-shadow:0 0 0 2px #fcd34d}
-.s2sw .s2s-step{margin:8px 0 10px}
-.s2sw .s2s-step h5{margin:0 0 4px;font-size:13px;font-weight:600}
-.s2sw .s2s-bars{display:grid;grid-template-columns:110px 1fr;gap:3px 8px;
-align-items:center;max-width:560px}
-.s2sw .s2s-bars .bw{display:flex;align-items:center;gap:6px}
-.s2sw .s2s-bars .w{text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.s2sw .s2s-bars .b{height:14px;border-radius:3px;background:#94a3b8;min-width:2px}
-.s2sw .s2s-bars .p{font-size:12px;color:var(--muted);font-variant-numeric:tabular-nums}
-.s2sw .s2s-bars .pick{font-weight:700}
-.s2sw .s2s-bars .b.pick{background:var(--good)}
-.s2sw .s2s-bars .b.force{background:var(--keep)}
-.s2sw .s2s-bars .gap{grid-column:1/3;color:var(--muted);font-size:11px;text-align:center}
-.s2sw .s2s-tag{font-size:10px;border-radius:3px;padding:0 4px;margin-left:4px;color:#fff;
-vertical-align:1px}
-"""
-
 
 def _bars(step: dict, t: int) -> str:
     """The top-k bars of one step, with the written token highlighted."""
@@ -75,28 +49,11 @@ def _bars(step: dict, t: int) -> str:
             f'{loss}</h5><div class="s2s-bars">' + "".join(rows) + "</div></div>")
 
 
-JS_STEPPER = r"""
-var sl = q('[data-slider="step"]');
-function show(t) {
-  qa(".s2s-step").forEach(function (s) { s.hidden = +s.getAttribute("data-step") !== t; });
-  qa(".s2s-chip[data-step]").forEach(function (c) {
-    c.setAttribute("aria-pressed", String(+c.getAttribute("data-step") === t));
-  });
-  sl.value = t;
-  q(".s2s-stepval").textContent = t + " / " + data.T;
-}
-sl.addEventListener("input", function () { show(+sl.value); });
-qa(".s2s-chip[data-step]").forEach(function (c) {
-  c.addEventListener("click", function () { show(+c.getAttribute("data-step")); });
-});
-show(data.start);
-"""
-
-
 class StepperView(View):
     """The decoder step-through of one sentence (see `decoder_stepper`)."""
 
     kind = "stepper"
+    scripts = styles = ("stepper",)  # static/stepper.js, static/stepper.css
 
     def __init__(self, trace: StepTrace, start: int | None = None):
         steps = [dict(s, prev_forced=i > 0 and trace.steps[i - 1]["forced"])
@@ -141,8 +98,8 @@ class StepperView(View):
             + f'<p class="s2s-summary">{"<br>".join(lines)}</p>'
             '<noscript><p class="s2s-note">JavaScript is off: every step is listed; choosing '
             "one needs JavaScript.</p></noscript>")
-        super().__init__(body, JS_STEPPER, {"T": T, "start": start},
-                         f"Decoder steps: {trace.sentence}", trace, CSS)
+        super().__init__(body, {"T": T, "start": start}, f"Decoder steps: {trace.sentence}",
+                         trace)
 
 
 def decoder_stepper(model, sentence: str, prefix: str | list[str] = "", top_k: int = 8,
