@@ -240,7 +240,7 @@ def _stack_case(fn, B: int, T: int, D: int, H: int, L: int, seed: int) -> str:
                        f"{float(steps[t]):.3g}); check the initial state of each layer "
                        f"(h0[i] for layer i) and that each layer carries its own state")
     expect_close("h_n", h_n, h_ref)
-    return f"{L} layers, B={B}, T={T}: outputs and h_n equal nn.GRU's"
+    return f"{L} layer{'s' * (L > 1)}, B={B}, T={T}: outputs and h_n equal nn.GRU's"
 
 
 @torch.no_grad()
