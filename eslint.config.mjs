@@ -5,8 +5,8 @@ import js from "@eslint/js";
 
 // The browser globals the views use, by name (a view that needs another one adds it here).
 const browser = Object.fromEntries([
-  "atob", "Blob", "console", "document", "getComputedStyle", "Image", "setTimeout", "URL",
-  "window", "XMLSerializer",
+  "atob", "Blob", "console", "document", "fetch", "getComputedStyle", "Image", "performance",
+  "setTimeout", "URL", "window", "XMLSerializer",
 ].map((name) => [name, "readonly"]));
 
 export default [

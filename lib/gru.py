@@ -18,7 +18,7 @@ h_t = tanh(W_xh x_t + W_hh h_{t-1} + b), whose gradient is a product of one Jaco
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Union
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -39,7 +39,7 @@ def gru_step(
     return (1 - z) * n + z * h  # (B, H)
 
 
-def _check_shape(name: str, t: Tensor, expected: Sequence[Optional[int]], meaning: str) -> None:
+def _check_shape(name: str, t: Tensor, expected: Sequence[int | None], meaning: str) -> None:
     """Raise a ValueError saying what shape was expected (None = any size) and what came."""
     ok = t.dim() == len(expected) and all(e is None or e == s for e, s in zip(expected, t.shape))
     if not ok:
@@ -113,8 +113,8 @@ class GRU(nn.Module):
     def forward(
         self,
         x: Tensor,
-        h0: Optional[Tensor] = None,
-        lengths: Optional[Union[Tensor, Sequence[int]]] = None,
+        h0: Tensor | None = None,
+        lengths: Tensor | Sequence[int] | None = None,
     ) -> tuple[Tensor, Tensor]:
         """x (B, T, I) (or (T, B, I) if not batch_first), h0 (L, B, H) or None.
 
@@ -163,7 +163,7 @@ class GRU(nn.Module):
         return torch.arange(T, device=device)[None, :] < lengths[:, None]  # (B, T)
 
     @torch.no_grad()
-    def load_from_torch(self, module: nn.GRU) -> "GRU":
+    def load_from_torch(self, module: nn.GRU) -> GRU:
         """Copy the weights of an ``nn.GRU`` with the same sizes into this GRU (in place)."""
         _check_compatible(module)
         got = (module.input_size, module.hidden_size, module.num_layers)
@@ -247,7 +247,7 @@ class VanillaRNNCell(nn.Module):
 
 
 def gradient_norms_through_time(
-    cell: nn.Module, x: Tensor, h0: Optional[Tensor] = None
+    cell: nn.Module, x: Tensor, h0: Tensor | None = None
 ) -> Tensor:
     """How much of the last state's gradient reaches each earlier state: (T + 1,) norms.
 

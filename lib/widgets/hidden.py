@@ -16,6 +16,7 @@ import base64
 
 import torch
 
+from lib.widgets.pca import pca2
 from lib.widgets.render import (
     CATEGORICAL,
     View,
@@ -28,17 +29,27 @@ from lib.widgets.render import (
     short,
     slider,
 )
-from lib.widgets.trace import (
-    ContextMap,
-    HiddenTrace,
-    capture_contexts,
-    capture_hidden,
-    one_cpu_thread,
-    pca2,
-)
+from lib.widgets.runtime import one_cpu_thread
+from lib.widgets.trace import ContextMap, HiddenTrace, capture_contexts, capture_hidden
 
 WIDTH = 696  # SVG user units; the SVGs scale down to narrower columns
 ENC, DEC = "#2563eb", "#ea580c"  # encoder blue, decoder orange
+UNITS = 48  # heatmap rows shown by default: the most varying units
+
+# Heatmap layout (SVG units). Rows are ROW_HEIGHT high until the map would exceed
+# HEAT_MAX_HEIGHT (48 rows), then they shrink; a column is at most COLUMN_MAX wide.
+HEAT_LEFT, HEAT_TOP = 40, 6  # room for the "N units" axis label; top margin
+COLUMN_MAX = 64.0
+ROW_HEIGHT, HEAT_MAX_HEIGHT = 5.0, 240.0
+CHAR_WIDTH = 6.8  # about one character of the 12 px token labels
+LABEL_GAP = 14  # from the heatmap's bottom to the labels' baseline
+LABEL_MAX_HEIGHT = 80  # room for labels rotated when they do not fit their column
+
+# The PCA scatter plots (trajectory and context map): axes at the left and bottom.
+AXIS_LEFT, AXIS_BOTTOM = 26, 24
+TRAJECTORY_HEIGHT, TRAJECTORY_PAD = 270, 16
+MAP_HEIGHT, MAP_PAD = 320, 14
+LEGEND_WIDTH, LEGEND_ROW = 110, 18  # the map's legend of colour groups, at its right
 
 
 
@@ -66,12 +77,13 @@ def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units:
     rows = pick_units(states, units)  # (N,)
     shown = states[:, rows].T  # (N, T) units x time
     N = shown.size(0)
-    ml, top = 40, 6
-    cw = min(64.0, (WIDTH - ml - 8) / T)
-    ch = 5.0 if N <= 48 else 240.0 / N
+    ml, top = HEAT_LEFT, HEAT_TOP
+    cw = min(COLUMN_MAX, (WIDTH - ml - 8) / T)
+    ch = min(ROW_HEIGHT, HEAT_MAX_HEIGHT / N)
     hw, hh = cw * T, ch * N
-    rotate = any(len(t) * 6.8 > cw - 4 for t in labels)
-    label_h = 14 + (min(80, 6.5 * max(len(t) for t in labels)) if rotate else 8)
+    rotate = any(len(t) * CHAR_WIDTH > cw - 4 for t in labels)
+    longest = CHAR_WIDTH * max(len(t) for t in labels)
+    label_h = LABEL_GAP + (min(LABEL_MAX_HEIGHT, longest) if rotate else 8)
     height = top + hh + label_h
     img = png_data_uri(diverging_rgb(shown))
     parts = [
@@ -88,7 +100,7 @@ def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units:
         f'<rect class="cur" x="0" y="{top - 1}" width="{cw:.2f}" height="{hh + 2:.2f}" '
         f'style="display:none"/>',
     ]
-    y = top + hh + 14
+    y = top + hh + LABEL_GAP
     for t, (tok, unk) in enumerate(zip(labels, unknown)):
         x = ml + cw * (t + 0.5)
         cls = "tok unk" if unk else "tok"
@@ -132,22 +144,28 @@ def _fit(points: torch.Tensor, x0: float, y0: float, w: float, h: float) -> torc
     return torch.stack([x0 + w / 2 + xy[:, 0], y0 + h / 2 - xy[:, 1]], 1)
 
 
+def _axes(height: int, right: float, explained: list[float]) -> list[str]:
+    """The two axes of a PCA scatter plot and their labels (share of the variance)."""
+    ml, bottom = AXIS_LEFT, height - AXIS_BOTTOM
+    return [f'<line class="axis" x1="{ml}" y1="{bottom}" x2="{right}" y2="{bottom}"/>',
+            f'<line class="axis" x1="{ml}" y1="0" x2="{ml}" y2="{bottom}"/>',
+            f'<text class="axl" x="{(right + ml) / 2:.0f}" y="{height - 6}" '
+            f'text-anchor="middle">PC1 · {explained[0]:.0%} of the variance</text>',
+            f'<text class="axl" transform="translate(14 {bottom / 2:.0f}) rotate(-90)" '
+            f'text-anchor="middle">PC2 · {explained[1]:.0%}</text>']
+
+
 def trajectory(trace: HiddenTrace, layer: int, enc: torch.Tensor, dec: torch.Tensor) -> str:
     """enc (S, H) and dec (T, H) states of one layer as a path on their two main directions."""
     S, T = enc.size(0), dec.size(0)
     pca = pca2(torch.cat([enc, dec]))
-    height, ml, mb, pad = 270, 26, 24, 16
+    height, ml, pad = TRAJECTORY_HEIGHT, AXIS_LEFT, TRAJECTORY_PAD
     xy = _fit(pca.project(torch.cat([enc, dec])), ml + pad, pad, WIDTH - ml - 2 * pad,
-              height - mb - 2 * pad).tolist()
+              height - AXIS_BOTTOM - 2 * pad).tolist()
     labels = trace.source + trace.output
     parts = [f'<svg class="s2s-fig" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" role="img" '
              f'aria-label="PCA trajectory of layer {layer}">',
-             f'<line class="axis" x1="{ml}" y1="{height - mb}" x2="{WIDTH}" y2="{height - mb}"/>',
-             f'<line class="axis" x1="{ml}" y1="0" x2="{ml}" y2="{height - mb}"/>',
-             f'<text class="axl" x="{(WIDTH + ml) / 2:.0f}" y="{height - 6}" '
-             f'text-anchor="middle">PC1 · {pca.explained[0]:.0%} of the variance</text>',
-             f'<text class="axl" transform="translate(14 {(height - mb) / 2:.0f}) rotate(-90)" '
-             f'text-anchor="middle">PC2 · {pca.explained[1]:.0%}</text>']
+             *_axes(height, WIDTH, pca.explained)]
     for i in range(1, S + T):  # segment from state i-1 to state i, shown from step i+1
         colour = ENC if i < S else DEC
         (x1, y1), (x2, y2) = xy[i - 1], xy[i]
@@ -183,26 +201,20 @@ def trajectory(trace: HiddenTrace, layer: int, enc: torch.Tensor, dec: torch.Ten
 
 def map_panel(cmap: ContextMap, you: list[tuple[str, list[float]]] | None = None) -> str:
     """Scatter of the sentences' context vectors; `you` adds (label, state (H,)) markers."""
-    height, ml, mb, pad = 320, 26, 24, 14
+    height, ml, pad = MAP_HEIGHT, AXIS_LEFT, MAP_PAD
+    right = WIDTH - LEGEND_WIDTH  # the plot's right edge; the legend is beyond it
     pts = torch.tensor(cmap.points, dtype=torch.float64)  # (N, 2)
     extra = torch.zeros(0, 2, dtype=torch.float64)
     if you:
         extra = cmap.pca().project(torch.tensor([v for _, v in you], dtype=torch.float64))
-    xy = _fit(torch.cat([pts, extra]), ml + pad, pad, WIDTH - ml - 2 * pad - 110,
-              height - mb - 2 * pad).tolist()
+    xy = _fit(torch.cat([pts, extra]), ml + pad, pad, right - ml - 2 * pad,
+              height - AXIS_BOTTOM - 2 * pad).tolist()
     groups = sorted(set(cmap.groups), key=lambda g: (g == "other", g))
     colour = {g: CATEGORICAL[i % len(CATEGORICAL)] for i, g in enumerate(groups)}
     if "other" in colour:
         colour["other"] = "#9ca3af"
     parts = [f'<svg class="s2s-fig" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" role="img" '
-             f'aria-label="map of context vectors">',
-             f'<line class="axis" x1="{ml}" y1="{height - mb}" x2="{WIDTH - 110}" '
-             f'y2="{height - mb}"/>',
-             f'<line class="axis" x1="{ml}" y1="0" x2="{ml}" y2="{height - mb}"/>',
-             f'<text class="axl" x="{(WIDTH - 110 + ml) / 2:.0f}" y="{height - 6}" '
-             f'text-anchor="middle">PC1 · {cmap.explained[0]:.0%} of the variance</text>',
-             f'<text class="axl" transform="translate(14 {(height - mb) / 2:.0f}) rotate(-90)" '
-             f'text-anchor="middle">PC2 · {cmap.explained[1]:.0%}</text>',
+             f'aria-label="map of context vectors">', *_axes(height, right, cmap.explained),
              '<g class="nnlines"></g>']
     for i, ((x, y), s, g, nn) in enumerate(zip(xy, cmap.sentences, cmap.groups,
                                                cmap.neighbours)):
@@ -214,18 +226,19 @@ def map_panel(cmap: ContextMap, you: list[tuple[str, list[float]]] | None = None
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="var(--fg)"/>'
                      f'<text class="youl" x="{x + 10:.1f}" y="{y + 4:.1f}">'
                      f"{esc(short(label, 28))}</text>")
-    ly = 14
+    ly = 14  # the first legend row's baseline
     for g in groups if groups != [""] else []:
-        parts.append(f'<circle cx="{WIDTH - 100}" cy="{ly - 4}" r="4.5" fill="{colour[g]}"/>'
-                     f'<text x="{WIDTH - 90}" y="{ly}" style="font-size:12px">'
+        parts.append(f'<circle cx="{right + 10}" cy="{ly - 4}" r="4.5" fill="{colour[g]}"/>'
+                     f'<text x="{right + 20}" y="{ly}" style="font-size:12px">'
                      f"{esc(short(g, 13))}</text>")
-        ly += 18
+        ly += LEGEND_ROW
     parts.append("</svg>")
-    layer = "the last layer" if cmap.layer == -1 else f"layer {cmap.layer + 1}"
+    k = len(cmap.neighbours[0]) if cmap.neighbours else 0
+    neighbours = "its nearest neighbour" if k == 1 else f"its {k} nearest neighbours"
     return (f'<div class="s2s-panel s2s-map"><h4>Where {len(cmap.sentences)} sentences land'
             f"</h4><p class=\"s2s-sub\">Each dot is one sentence's context (the final state of "
-            f"{layer}), on the two directions along which the contexts vary most. Hover a dot "
-            f"to read its sentence and ring its 3 nearest neighbours in the full space.</p>"
+            f"layer {cmap.layer}), on the two directions along which the contexts vary most. "
+            f"Hover a dot to read its sentence and ring {neighbours} in the full space.</p>"
             + "".join(parts) + '<div class="s2s-readout s2s-mapout"></div></div>')
 
 
@@ -240,9 +253,9 @@ class HiddenView(View):
     scripts = ("hidden", "map")  # static/hidden.js, static/map.js
     styles = ("hidden",)
 
-    def __init__(self, trace: HiddenTrace, units: int | None = 48, cmap: ContextMap | None = None,
-                 mode: str = "enc", layer: int | None = None):
-        with one_cpu_thread():  # small tensors: see lib.widgets.trace.one_cpu_thread
+    def __init__(self, trace: HiddenTrace, units: int | None = UNITS,
+                 cmap: ContextMap | None = None, mode: str = "enc", layer: int | None = None):
+        with one_cpu_thread():  # small tensors: see lib.widgets.runtime
             body, data = self._draw(trace, units, cmap, mode, layer)
         super().__init__(body, data, f"Hidden states: {trace.sentence}", trace)
 
@@ -271,7 +284,8 @@ class HiddenView(View):
             button_group("mode", [("enc", "Encoder"), ("dec", "Decoder")], mode)
             + button_group("layer", [(str(i), f"Layer {i}") for i in range(1, L + 1)],
                            str(layer)))
-        you = [(f"«{trace.sentence}»", enc[-1 if cmap is None else cmap.layer, -1].tolist())]
+        you_layer = L if cmap is None else cmap.layer  # 1-based
+        you = [(f"«{trace.sentence}»", enc[you_layer - 1, -1].tolist())]
         translation = esc(trace.translation) or "(nothing)"
         body = (
             header(f"Inside the model: «{esc(trace.sentence)}» → «{translation}»") +
@@ -308,7 +322,7 @@ class ContextMapView(View):
                          f"Context vectors of {len(cmap.sentences)} sentences", cmap)
 
 
-def hidden_state_explorer(model, sentence: str, units: int | None = 48,
+def hidden_state_explorer(model, sentence: str, units: int | None = UNITS,
                           map_sentences: list[str] | None = None, cmap: ContextMap | None = None,
                           mode: str = "enc", layer: int | None = None,
                           max_len: int | None = None) -> HiddenView:
@@ -325,14 +339,15 @@ def hidden_state_explorer(model, sentence: str, units: int | None = 48,
 
 
 def context_map(model, sentences: list[str], highlight: list[str] | None = None,
-                color_by: str = "first word", layer: int = -1) -> ContextMapView:
+                color_by: str = "first word", layer: int | None = None) -> ContextMapView:
     """A map of the context vectors of `sentences` (e.g. 300 test sentences): similar
-    sentences land together. `highlight` sentences are placed on it with a ring and a label."""
+    sentences land together. `highlight` sentences are placed on it with a ring and a label.
+    `layer` (from 1; None: the last) is the layer whose final state is mapped."""
     from lib.widgets.trace import encode_contexts
 
     cmap = capture_contexts(model, list(sentences), layer=layer, color_by=color_by)
     marks = []
     if highlight:
-        vecs = encode_contexts(model, list(highlight), layer)  # (n, H)
+        vecs = encode_contexts(model, list(highlight), cmap.layer)  # (n, H)
         marks = [(f"«{s}»", v.tolist()) for s, v in zip(highlight, vecs)]
     return ContextMapView(cmap, marks)

@@ -17,7 +17,7 @@ scans this file for 8-only names. ipywidgets is imported when a widget is built,
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from lib.widgets.render import View, esc
 
@@ -34,7 +34,7 @@ def show_html(area, html: str) -> None:
     """Show `html` (a self-contained fragment, see View.to_html) in the live view's HTML widget.
 
     An ipywidgets HTML widget, not an Output: every front end draws it the same way (innerHTML,
-    then the fragment's <style onload> runs its script, see lib.widgets.render.ACTIVATE). An
+    then the fragment's <style onload> runs its script, see lib/widgets/static/activate.js). An
     Output depends on the front end's output area: the classic Notebook ran its scripts only
     if the view was already on the page (so a first render stayed inert), widgetsnbextension
     3.6.7 to 3.6.10 cannot create an Output model at all, and capturing displays into one

@@ -9,20 +9,26 @@ a record computed once (or loaded from a file) draws the same view anywhere, ker
     StepTrace    the decoder's top-k next-token probabilities at every step, with a forced prefix
     BeamCapture  lib.search's beam trace plus the greedy path beside it
     ContextMap   the context vectors of many sentences, projected to 2-D by PCA
+
+The pieces they use live beside them: `runtime` (evaluation mode, one CPU thread), `layers`
+(every layer's GRU states), `decode` (stepping the decoder with a forced prefix), `pca`.
+Layers are numbered from 1, as in the chapters, everywhere a reader passes or reads one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import warnings
 from dataclasses import asdict, dataclass, field, fields
 
 import torch
-from torch import nn
 
-from lib.data import EOS, SOS, UNK, detokenize, tokenize
-from lib.search import DEFAULT_ALPHA, beam_search, log_probs, normalize
+from lib.data import SOS, UNK, detokenize, tokenize
+from lib.search import DEFAULT_ALPHA, beam_search, normalize
+from lib.validate import is_int
+from lib.widgets.decode import decode
+from lib.widgets.layers import gru_layer_states
+from lib.widgets.pca import PCA, nearest_neighbours, pca2
+from lib.widgets.runtime import evaluating, one_cpu_thread
 
 
 class Record:
@@ -43,45 +49,6 @@ class Record:
         return cls.from_dict(json.loads(text))
 
 
-def _on_cpu(model) -> bool:
-    params = model.parameters() if isinstance(model, nn.Module) else iter(())
-    return next(params, torch.empty(0)).device.type == "cpu"
-
-
-@contextlib.contextmanager
-def one_cpu_thread(active: bool = True):
-    """Run the CPU work inside on one intra-op thread, then restore the setting.
-
-    The widgets' tensors are small (one sentence, a few hundred vectors): one thread computes
-    them about as fast as several, while on a busy machine extra threads mostly wait for each
-    other. On this project's shared 2-core machine a beam redraw took 50 ms on one thread and
-    1.8 s on two.
-    """
-    threads = torch.get_num_threads()
-    if active:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-@contextlib.contextmanager
-def evaluating(model):
-    """Dropout off and no gradients while we look inside, then the model's own mode back
-    (and, on the CPU, one thread: see `one_cpu_thread`)."""
-    module = isinstance(model, nn.Module)
-    was_training = module and model.training
-    if module:
-        model.eval()
-    try:
-        with torch.no_grad(), one_cpu_thread(_on_cpu(model)):
-            yield
-    finally:
-        if module:
-            model.train(was_training)
-
-
 def _sentence(sentence) -> str:
     if not isinstance(sentence, str):
         raise TypeError(f"expected one sentence as str, got {type(sentence).__name__}")
@@ -98,107 +65,9 @@ def _prepare(model, sentence) -> tuple[torch.Tensor, torch.Tensor]:
                     f"(a lib.toy.TableModel)")
 
 
-def _max_len(model, max_len) -> int:
-    max_len = model.config.max_tgt_len if max_len is None else max_len
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-        raise ValueError(f"max_len must be an integer >= 1, got {max_len!r}")
-    return max_len
-
-
 def _source(model, sentence: str) -> tuple[list[str], list[bool]]:
     tokens = tokenize(sentence)
     return tokens, [i == UNK for i in model.src_vocab.encode(tokens)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-layer encoder states
-# ---------------------------------------------------------------------------------------------
-
-_TEMPLATES: dict[tuple, nn.GRU] = {}
-
-
-def _one_layer(rnn: nn.GRU, layer: int) -> tuple[nn.GRU, dict]:
-    """A weightless 1-layer GRU and the parameters of `layer` of `rnn` under its names."""
-    input_size = rnn.input_size if layer == 0 else rnn.hidden_size
-    key = (input_size, rnn.hidden_size, rnn.bias, rnn.batch_first)
-    if key not in _TEMPLATES:
-        _TEMPLATES[key] = nn.GRU(input_size, rnn.hidden_size, 1, bias=rnn.bias,
-                                 batch_first=rnn.batch_first, device="meta")
-    template = _TEMPLATES[key]
-    params = {name: getattr(rnn, name.replace("_l0", f"_l{layer}"))
-              for name, _ in template.named_parameters()}
-    return template, params
-
-
-def gru_layer_states(rnn: nn.GRU, inputs: torch.Tensor, h0: torch.Tensor | None = None
-                     ) -> list[torch.Tensor]:
-    """Run a stacked GRU one layer at a time -> every layer's outputs [(B, S, H)] * L.
-
-    nn.GRU returns only the last layer's states over time; the widget also shows the lower
-    layers. Layer i > 1 reads the states of layer i-1 (eq. 1), so we feed each layer the
-    previous one's outputs, using the module's own weights (no copy) and the same kernel.
-    inputs (B, S, I) (batch_first), h0 (L, B, H) or None for zeros.
-    """
-    from torch.func import functional_call
-
-    outs, x = [], inputs
-    for layer in range(rnn.num_layers):
-        template, params = _one_layer(rnn, layer)
-        hx = None if h0 is None else h0[layer:layer + 1]  # (1, B, H)
-        with warnings.catch_warnings():  # cuDNN warns that the weights are not one flat chunk
-            warnings.simplefilter("ignore", UserWarning)
-            x, _ = functional_call(template, params, (x, hx) if hx is not None else (x,))
-        outs.append(x)  # (B, S, H)
-    return outs
-
-
-# ---------------------------------------------------------------------------------------------
-# Stepping the decoder: greedy, optionally after a forced prefix
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Run:
-    tokens: list[int]  # written tokens, <eos> included if it was written
-    logps: list[float]  # log P of each written token
-    states: list[torch.Tensor]  # (L, H) decoder state after each step
-    tops: list[tuple[list[int], list[float]]]  # per step: top-k ids and log-probabilities
-    ranks: list[int]  # per step: rank of the written token (1 = most likely)
-
-
-def decode(model, src: torch.Tensor, lengths: torch.Tensor, forced: list[int] | None = None,
-           max_len: int | None = None, top_k: int = 0) -> _Run:
-    """Step `model.decoder.step` on one sentence: forced tokens first, then greedy.
-
-    Greedy picks exactly as `lib.search.greedy` does (the max of `log_probs`, where <pad> and
-    <sos> are forbidden), so with no forced prefix the tokens are greedy's output.
-    src (1, S), lengths (1,).
-    """
-    forced = list(forced or [])
-    max_len = _max_len(model, max_len)
-    if len(forced) >= max_len:
-        raise ValueError(f"the forced prefix has {len(forced)} tokens; the length cap "
-                         f"max_len={max_len} leaves no step to continue")
-    _, state, context = model.encode(src, lengths)  # (L, 1, H), (1, H)
-    prev = torch.full((1,), SOS, dtype=torch.long, device=src.device)  # (1,)
-    run = _Run([], [], [], [], [])
-    for t in range(max_len):
-        logits, state = model.decoder.step(prev, state, context)  # (1, V), (L, 1, H)
-        logp = log_probs(logits)[0]  # (V,)
-        best_lp, best = logp.max(-1)  # the greedy choice, as lib.search.greedy makes it
-        tok = forced[t] if t < len(forced) else int(best)
-        lp = logp[tok]
-        run.tokens.append(tok)
-        run.logps.append(float(lp))
-        run.states.append(state[:, 0].float().cpu())  # (L, H)
-        run.ranks.append(int((logp > lp).sum()) + 1)
-        if top_k:
-            top_lp, top_id = logp.topk(min(top_k, logp.numel()))  # (k,)
-            run.tops.append((top_id.tolist(), top_lp.tolist()))
-        if tok == EOS:
-            break
-        prev = torch.full((1,), tok, dtype=torch.long, device=src.device)
-    return run
 
 
 def _text(model, ids: list[int]) -> list[str]:
@@ -368,40 +237,8 @@ def capture_beam(model, sentence: str = "", beam_size: int = 3,
 
 
 # ---------------------------------------------------------------------------------------------
-# PCA and the map of context vectors
+# The map of context vectors
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class PCA:
-    """A 2-D principal-component projection fitted on some vectors."""
-
-    mean: torch.Tensor  # (H,)
-    components: torch.Tensor  # (2, H) unit directions of largest variance
-    explained: list[float]  # share of the variance along each direction
-
-    def project(self, x: torch.Tensor) -> torch.Tensor:
-        """x (N, H) -> (N, 2)."""
-        return (x.double().cpu() - self.mean) @ self.components.T
-
-
-def pca2(x: torch.Tensor) -> PCA:
-    """Fit a 2-D PCA to x (N, H) by SVD (in float64 on the CPU: small, deterministic).
-
-    Each direction's sign is fixed so that its largest loading is positive; otherwise the
-    picture could flip between two runs on the same data.
-    """
-    x = x.detach().double().cpu()  # (N, H)
-    mean = x.mean(0)  # (H,)
-    _, s, vh = torch.linalg.svd(x - mean, full_matrices=False)  # (r,), (r, H)
-    comps = torch.zeros(2, x.size(1), dtype=torch.float64)  # (2, H)
-    n = min(2, vh.size(0))
-    comps[:n] = vh[:n]
-    idx = comps.abs().argmax(1, keepdim=True)  # (2, 1)
-    comps *= torch.where(comps.gather(1, idx) < 0, -1.0, 1.0)
-    total = float((s ** 2).sum())
-    explained = [float(s[i] ** 2) / total if i < n and total > 0 else 0.0 for i in range(2)]
-    return PCA(mean, comps, explained)
 
 
 @dataclass
@@ -417,7 +254,7 @@ class ContextMap(Record):
     explained: list[float]  # (2,)
     neighbours: list[list[int]]  # (N, k)
     groups: list[str]  # a label per sentence for the colours
-    layer: int  # which layer's final state (0-based; -1 is the context)
+    layer: int  # which layer's final state, from 1 (the last layer's is the context)
     mean: list[float] = field(default_factory=list)  # the PCA, to place new sentences
     components: list[list[float]] = field(default_factory=list)
 
@@ -442,21 +279,37 @@ def sentence_groups(sentences: list[str], by: str = "first word", n: int = 6) ->
     raise ValueError(f"color_by must be 'first word', 'punctuation' or '', got {by!r}")
 
 
-def encode_contexts(model, sentences: list[str], layer: int = -1, batch_size: int = 256
-                    ) -> torch.Tensor:
-    """The final states of `layer` for many sentences -> (N, H) on the CPU (batched)."""
+def check_layer(model, layer: int | None) -> int:
+    """A layer number from 1 to the model's number of layers (None: the last, the context)."""
+    L = model.config.num_layers
+    layer = L if layer is None else layer
+    if not is_int(layer) or not 1 <= layer <= L:
+        raise ValueError(f"layer must be an integer from 1 to {L} (None: the last layer), "
+                         f"got {layer!r}")
+    return layer
+
+
+def encode_contexts(model, sentences: list[str], layer: int | None = None,
+                    batch_size: int = 256) -> torch.Tensor:
+    """The final states of `layer` (from 1; None: the last, the context) for many sentences
+    -> (N, H) on the CPU (batched)."""
+    layer = check_layer(model, layer)
     rows = []
     with evaluating(model):
         for k in range(0, len(sentences), batch_size):
             src, lengths = model.prepare(sentences[k:k + batch_size])
             _, hidden, _ = model.encode(src, lengths)  # (L, B, H)
-            rows.append(hidden[layer].float().cpu())
+            rows.append(hidden[layer - 1].float().cpu())  # (B, H)
     return torch.cat(rows)  # (N, H)
 
 
-def capture_contexts(model, sentences: list[str], layer: int = -1, neighbours: int = 3,
-                     color_by: str = "first word") -> ContextMap:
-    """Context vectors of `sentences` PCA'd to 2-D (repeated, empty or too long ones skipped)."""
+def capture_contexts(model, sentences: list[str], layer: int | None = None,
+                     neighbours: int = 3, color_by: str = "first word") -> ContextMap:
+    """Context vectors of `sentences` PCA'd to 2-D (repeated, empty or too long ones skipped),
+    with each one's `neighbours` nearest others in the full space."""
+    layer = check_layer(model, layer)
+    if not is_int(neighbours) or neighbours < 1:
+        raise ValueError(f"neighbours must be an integer >= 1, got {neighbours!r}")
     limit = model.config.max_src_len
     sentences = [s for s in dict.fromkeys(sentences)  # each sentence once, in order
                  if isinstance(s, str) and 0 < len(tokenize(s)) <= limit]
@@ -470,11 +323,7 @@ def capture_contexts(model, sentences: list[str], layer: int = -1, neighbours: i
 def _context_map(ctx: torch.Tensor, sentences: list[str], layer: int, neighbours: int,
                  color_by: str) -> ContextMap:
     pca = pca2(ctx)
-    unit = nn.functional.normalize(ctx.double(), dim=1)  # (N, H)
-    sim = unit @ unit.T  # (N, N) cosine similarity
-    sim.fill_diagonal_(-2.0)
-    k = min(neighbours, len(sentences) - 1)
-    nn_idx = sim.topk(k, dim=1).indices.tolist()  # (N, k)
-    return ContextMap(sentences, pca.project(ctx).tolist(), pca.explained, nn_idx,
+    return ContextMap(sentences, pca.project(ctx).tolist(), pca.explained,
+                      nearest_neighbours(ctx, neighbours),
                       sentence_groups(sentences, color_by), layer, pca.mean.tolist(),
                       pca.components.tolist())
