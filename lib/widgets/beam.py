@@ -17,7 +17,8 @@ from lib.widgets.render import View, button_group, esc, fmt, header, short, slid
 from lib.widgets.trace import BeamCapture, capture_beam
 
 BW, BH, DX, DY = 72, 32, 86, 40  # node box width/height, column and row spacing
-ML, TOP = 8, 8
+ML, TOP = 8, 8  # the tree's left and top margins
+GREEDY_GAP = 26  # between the tree's lowest row and the greedy strip
 
 
 
@@ -78,7 +79,7 @@ def _captions(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict]) -> li
     return out
 
 
-def _node(n: dict, x: float, y: float, cls: str, alpha: float) -> str:
+def _node(n: dict, x: float, y: float, cls: str) -> str:
     status = n["status"] if n["text"] == "<eos>" or n["status"] != "finished" \
         else "finished at the length cap"
     tip = f"{n['text']} · {status} · log P {n['raw']:.3f} · score {n['score']:.3f}"
@@ -112,6 +113,99 @@ def _edges(nodes: list[dict], pos: dict, win_path: set) -> list[str]:
             for (step, cls), d in groups.items()]
 
 
+def _tree(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict], last: int) -> str:
+    """The tree's SVG: edges, then the boxes, the G marks of greedy's path, the greedy strip."""
+    alpha = cap.trace["alpha"]
+    pos = _layout(nodes)
+    win_path = set(_path_ids(by_id, cap.trace["winner"]))
+    # tree nodes on greedy's path: the node whose tokens are greedy's first `step` tokens
+    greedy_ids = {n["id"] for n in nodes
+                  if n["step"] and _tokens(by_id, n["id"]) == cap.greedy[:n["step"]]}
+    rows = max(sum(n["step"] == s for n in nodes) for s in range(last + 1))
+    gy = TOP + rows * DY + GREEDY_GAP  # the greedy strip under the tree
+    width = ML + max(last, len(cap.greedy)) * DX + BW + 12
+    height = gy + BH + 10
+    parts = _edges(nodes, pos, win_path)  # under the boxes
+    for n in nodes:
+        x, y = pos[n["id"]]
+        cls = "root" if n["parent"] is None else n["status"]
+        cls += " win" if n["id"] in win_path else ""
+        parts.append(_node(n, x, y, cls))
+        if n["id"] in greedy_ids:
+            parts.append(f'<g data-step="{n["step"]}"><title>on greedy\'s path</title>'
+                         f'<circle class="gb" cx="{x + BW - 2}" cy="{y + 2}" r="6"/>'
+                         f'<text x="{x + BW - 2}" y="{y + 5}">G</text>'
+                         f"</g>")
+    # the greedy strip: greedy's tokens with the running log P (or score)
+    parts.append(f'<text class="glabel" x="{ML}" y="{gy + BH / 2 + 4}">greedy →</text>')
+    raw = 0.0
+    for i, (tok, lp) in enumerate(zip(cap.greedy, cap.greedy_logp), start=1):
+        raw += lp
+        x = ML + i * DX
+        if i > 1:
+            parts.append(_edge(x - DX + BW, gy + BH / 2, x, gy + BH / 2, "gedge", i))
+        tip = f"greedy step {i}: {tok} · P = {math.exp(lp):.3f}"
+        parts.append(
+            f'<g class="gnode" data-step="{i}" transform="translate({x} {gy})">'
+            f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
+            f'<text x="{BW / 2}" y="13">{esc(short(tok, 10))}</text>'
+            f'<text class="sc" x="{BW / 2}" y="26" '
+            f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
+    return (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '
+            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'style="max-width:none" role="img" aria-label="beam search tree">'
+            + "".join(parts) + "</svg></div>")
+
+
+def _finished_table(nodes: list[dict], by_id: dict[int, dict], winner: int) -> str:
+    """The finished hypotheses, best score first, the winner starred."""
+    finished = sorted((n for n in nodes if n["status"] == "finished"), key=lambda n: -n["score"])
+    table = ['<table><tr><th class="l">finished hypothesis</th><th>step</th>'
+             '<th>log P</th><th>score</th><th></th></tr>']
+    for n in finished:
+        win = n["id"] == winner
+        table.append(
+            f'<tr data-step="{n["step"]}"{" class=win" if win else ""}><td class="l">'
+            f'{esc(" ".join(_tokens(by_id, n["id"])))}</td><td>{n["step"]}</td>'
+            f'<td>{fmt(n["raw"], 3)}</td><td>{fmt(n["score"], 3)}</td>'
+            f'<td>{"★ winner" if win else ""}</td></tr>')
+    return "".join(table) + "</table>"
+
+
+def _summary(cap: BeamCapture, win: dict) -> str:
+    """Beam's and greedy's outputs with their log P and score, and which one won and why."""
+    k, alpha = cap.trace["beam_size"], cap.trace["alpha"]
+    g_raw = sum(cap.greedy_logp)
+    verdict = ("Beam and greedy agree." if cap.translation == cap.greedy_translation else
+               "Beam search found a more probable sentence than greedy."
+               if win["raw"] > g_raw else
+               "Beam's winner is less probable than greedy's output but scores higher once "
+               "normalised by length.")
+    return (f'<p class="s2s-summary"><b style="color:var(--win)">Beam</b> (k = {k}, α = '
+            f'{alpha:g}): «{esc(cap.translation)}» · log P = {fmt(win["raw"], 3)} · score = '
+            f'{fmt(win["score"], 3)}<br><b style="color:var(--greedy)">Greedy</b>: '
+            f'«{esc(cap.greedy_translation)}» · log P = {fmt(g_raw, 3)} · score = '
+            f'{fmt(cap.greedy_score, 3)}<br>{verdict}</p>')
+
+
+def _legend() -> str:
+    key = "".join(
+        f'<span class="s2s-key"><i style="border-color:var(--{c});background:var(--{c}-bg)'
+        f'{";border-style:dashed" if c == "prune" else ""}"></i>{name}</span>'
+        for c, name in (("keep", "in the beam"), ("prune", "pruned"), ("fin", "finished"),
+                        ("win", "winner's path")))
+    return key + ('<span class="s2s-key"><span class="s2s-dot" style="background:var(--greedy)">'
+                  "</span>G: on greedy's path</span>")
+
+
+def _controls(last: int) -> str:
+    return (slider("step", 0, last, last, "step") + '<span class="s2s-js s2s-stepval"></span>'
+            '<label class="s2s-js"><input type="checkbox" data-toggle="pruned" checked> show '
+            "pruned</label>"
+            + button_group("score", [("raw", "log P"), ("norm", "log P / L^α")], "raw",
+                           "scores:"))
+
+
 class BeamView(View):
     """The beam explorer of one search (see `beam_explorer`)."""
 
@@ -120,91 +214,10 @@ class BeamView(View):
 
     def __init__(self, cap: BeamCapture):
         t = cap.trace
-        nodes, k, alpha = t["nodes"], t["beam_size"], t["alpha"]
+        nodes, k, alpha, margin = t["nodes"], t["beam_size"], t["alpha"], t.get("margin")
         by_id = {n["id"]: n for n in nodes}
-        pos = _layout(nodes)
         last = max(n["step"] for n in nodes)
-        win_path = set(_path_ids(by_id, t["winner"]))
-        # tree nodes on greedy's path: the node whose tokens are greedy's first `step` tokens
-        greedy_ids = set()
-        for n in nodes:
-            if n["step"] and _tokens(by_id, n["id"]) == cap.greedy[:n["step"]]:
-                greedy_ids.add(n["id"])
-        rows = max(sum(n["step"] == s for n in nodes) for s in range(last + 1))
-        gy = TOP + rows * DY + 26  # the greedy strip under the tree
-        width = ML + max(last, len(cap.greedy)) * DX + BW + 12
-        height = gy + BH + 10
-        parts = _edges(nodes, pos, win_path)  # under the boxes
-        for n in nodes:
-            x, y = pos[n["id"]]
-            cls = "root" if n["parent"] is None else n["status"]
-            cls += " win" if n["id"] in win_path else ""
-            parts.append(_node(n, x, y, cls, alpha))
-            if n["id"] in greedy_ids:
-                parts.append(f'<g data-step="{n["step"]}"><title>on greedy\'s path</title>'
-                             f'<circle class="gb" cx="{x + BW - 2}" cy="{y + 2}" r="6"/>'
-                             f'<text x="{x + BW - 2}" y="{y + 5}">G</text>'
-                             f"</g>")
-        # the greedy strip: greedy's tokens with the running log P (or score)
-        parts.append(f'<text class="glabel" x="{ML}" y="{gy + BH / 2 + 4}">greedy →</text>')
-        raw = 0.0
-        for i, (tok, lp) in enumerate(zip(cap.greedy, cap.greedy_logp), start=1):
-            raw += lp
-            x = ML + i * DX
-            if i > 1:
-                parts.append(_edge(x - DX + BW, gy + BH / 2, x, gy + BH / 2, "gedge", i))
-            tip = f"greedy step {i}: {tok} · P = {math.exp(lp):.3f}"
-            parts.append(
-                f'<g class="gnode" data-step="{i}" transform="translate({x} {gy})">'
-                f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
-                f'<text x="{BW / 2}" y="13">{esc(short(tok, 10))}</text>'
-                f'<text class="sc" x="{BW / 2}" y="26" '
-                f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
-        svg = (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '
-               f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-               f'style="max-width:none" role="img" aria-label="beam search tree">'
-               + "".join(parts) + "</svg></div>")
-
-        finished = sorted((n for n in nodes if n["status"] == "finished"),
-                          key=lambda n: -n["score"])
-        table = ['<table><tr><th class="l">finished hypothesis</th><th>step</th>'
-                 '<th>log P</th><th>score</th><th></th></tr>']
-        for n in finished:
-            win = n["id"] == t["winner"]
-            table.append(
-                f'<tr data-step="{n["step"]}"{" class=win" if win else ""}><td class="l">'
-                f'{esc(" ".join(_tokens(by_id, n["id"])))}</td><td>{n["step"]}</td>'
-                f'<td>{fmt(n["raw"], 3)}</td><td>{fmt(n["score"], 3)}</td>'
-                f'<td>{"★ winner" if win else ""}</td></tr>')
-        table.append("</table>")
-
-        win = by_id[t["winner"]]
-        g_raw = sum(cap.greedy_logp)
-        verdict = ("Beam and greedy agree." if cap.translation == cap.greedy_translation else
-                   "Beam search found a more probable sentence than greedy."
-                   if win["raw"] > g_raw else
-                   "Beam's winner is less probable than greedy's output but scores higher once "
-                   "normalised by length.")
-        summary = (
-            f'<p class="s2s-summary"><b style="color:var(--win)">Beam</b> (k = {k}, α = '
-            f'{alpha:g}): «{esc(cap.translation)}» · log P = {fmt(win["raw"], 3)} · score = '
-            f'{fmt(win["score"], 3)}<br><b style="color:var(--greedy)">Greedy</b>: '
-            f'«{esc(cap.greedy_translation)}» · log P = {fmt(g_raw, 3)} · score = '
-            f'{fmt(cap.greedy_score, 3)}<br>{verdict}</p>')
-        key = "".join(
-            f'<span class="s2s-key"><i style="border-color:var(--{c});background:var(--{c}-bg)'
-            f'{";border-style:dashed" if c == "prune" else ""}"></i>{name}</span>'
-            for c, name in (("keep", "in the beam"), ("prune", "pruned"), ("fin", "finished"),
-                            ("win", "winner's path")))
-        key += ('<span class="s2s-key"><span class="s2s-dot" style="background:var(--greedy)">'
-                "</span>G: on greedy's path</span>")
-        controls = (slider("step", 0, last, last, "step") + '<span class="s2s-js s2s-stepval">'
-                    '</span><label class="s2s-js"><input type="checkbox" data-toggle="pruned" '
-                    'checked> show pruned</label>'
-                    + button_group("score", [("raw", "log P"), ("norm", "log P / L^α")], "raw",
-                                   "scores:"))
         title = "Beam search" + (f" on «{esc(cap.sentence)}»" if cap.sentence else "")
-        margin = t.get("margin")
         pruning = ("" if margin is None else
                    f", minus those more than {margin:g} below the step's best (pruned)")
         body = (
@@ -213,8 +226,10 @@ class BeamView(View):
             f"hypothesis that ends with &lt;eos&gt; leaves the beam and is scored by "
             f"log P / L^α (L = its length, α = {alpha:g}). Boxes show a token and the log P of "
             f"the hypothesis ending there.</p>"
-            f'<div class="s2s-bar">{controls}</div><div>{key}</div>{svg}'
-            f'<div class="s2s-readout s2s-beamout"></div>{summary}{"".join(table)}'
+            f'<div class="s2s-bar">{_controls(last)}</div><div>{_legend()}</div>'
+            f"{_tree(cap, nodes, by_id, last)}"
+            f'<div class="s2s-readout s2s-beamout"></div>{_summary(cap, by_id[t["winner"]])}'
+            f'{_finished_table(nodes, by_id, t["winner"])}'
             '<noscript><p class="s2s-note">JavaScript is off: the whole search is shown; the '
             "step slider and the toggles need JavaScript.</p></noscript>")
         data = {"steps": last, "dx": DX, "ml": ML, "bw": BW,
