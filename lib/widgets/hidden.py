@@ -122,7 +122,8 @@ def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units:
         f'<p class="s2s-sub">{what.format(l=layer)}: {chosen}, sorted by their last value. '
         f'−1<span class="s2s-legend" style="background:{css_gradient()}"></span>+1</p>'
         + "".join(parts) + "</div>")
-    # values for the readout as int8 (v * 127), base64: 1.3 bytes a value instead of ~5 in JSON
+    # values for the readout as int8 (v * 127) in base64: 4/3 characters a value, far fewer
+    # than as JSON numbers (bench/widgets.py weighs each view's page)
     q = (shown.T.clamp(-1, 1) * 127).round().to(torch.int8)  # (T, N) column by column
     data = {"units": rows.tolist(), "vals": base64.b64encode(q.numpy().tobytes()).decode(),
             "labels": labels}
