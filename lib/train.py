@@ -162,6 +162,8 @@ def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
     return masked_cross_entropy(head(states), batch.tgt_out, label_smoothing=label_smoothing)
 
 
+# One long function on purpose: its code is hashed into the reference model's cache key
+# (lib/reference.py), so splitting it would force every reader's model to be retrained.
 def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
           device=None, progress: bool = True, log_every: int = 20, on_eval=None) -> History:
     """Train `model` in place on encoded (src ids, tgt ids) examples; return the history.
