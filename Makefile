@@ -19,7 +19,7 @@ SITE := _build/html
 # Touched after every successful strict build: `make test` rebuilds only when an input is newer.
 SITE_STAMP := _build/.site-built
 SITE_INPUTS := _config.yml _toc.yml package-lock.json $(STAMP) \
-	$(shell find book lib scripts -type f -not -path '*/__pycache__/*' \
+	$(shell find book lib scripts web -type f -not -path '*/__pycache__/*' \
 	        -not -path '*/.ipynb_checkpoints/*' -not -name '*.pyc' 2>/dev/null)
 PORT ?= 8000
 # apt-get needs root: use sudo when we are not root.
@@ -27,7 +27,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
 .PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium \
-	release notebooks publish-release publish-notebooks
+	playground release notebooks publish-release publish-notebooks
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,13 @@ train: setup
 reference: setup
 	$(PY) -m lib.reference --ensure
 
+# The Playground page's model: the reference model exported to ONNX (int8 weights) with its
+# vocabularies, in _build/playground/<key>/ (lib/playground.py). The key hashes the reference
+# model's cache key and the export code, so a changed model is exported again; when nothing
+# changed this only checks the key.
+playground: setup reference
+	$(PY) -m lib.playground --out _build/playground
+
 # The published reference checkpoint for the current cache key, with its manifest (key, sha256,
 # bytes, held-out BLEU, lib version), in _build/release/ (lib/release.py).
 release: setup reference
@@ -84,14 +91,14 @@ define build_site
 	touch $(SITE_STAMP)
 endef
 
-book: setup reference
+book: setup reference playground
 	$(build_site)
 
-$(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference
+$(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference playground
 	$(build_site)
 
 # pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well.
-test: setup chromium $(SITE_STAMP) release notebooks
+test: setup chromium playground $(SITE_STAMP) release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
 
 # A cold start as in Colab: a new virtual environment under _build/colab-env/ with Colab's torch,

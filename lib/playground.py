@@ -1,0 +1,340 @@
+"""The website's Playground: the reference model exported for ONNX Runtime Web.
+
+The Playground page (book/playground.md) translates what a reader types in the browser, with no
+server: ONNX Runtime Web runs two graphs that `torch.onnx` exports from the reference model,
+
+    encoder.onnx       src (1, S) ids -> states (L, S, H): every layer's state after each token
+    decoder_step.onnx  prev (N,), state (L, N, H), context (N, H) -> log P (N, V), state (L, N, H)
+
+(one `Decoder.step`, then log-softmax), and the page's own JavaScript runs greedy and beam search
+on them with the rules of `lib.search`. `vocab.json` holds both vocabularies and the settings the
+JavaScript needs (special ids, length caps, search defaults).
+
+Size: the float32 weights would be four times the page's 15 MB budget, so every weight matrix is
+stored as int8 with one float32 scale per row (symmetric, per output unit) and an ONNX
+`DequantizeLinear` in front of the node that reads it: the runtime computes in float32 with the
+dequantized weights. `page_model(model)` is the same model in PyTorch (the same rows rounded the
+same way), the oracle the page is tested against; `manifest.json` records its BLEU next to the
+float model's on the test split.
+
+The export is keyed like the reference model: `export_key()` hashes the reference cache key and
+this file's code, and `python -m lib.playground --out _build/playground` writes
+_build/playground/<key>/ once (`make playground`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lib.data import EOS, PAD, SOS, SPECIALS, UNK
+
+OPSET = 17
+FILES = ("encoder.onnx", "decoder_step.onnx", "vocab.json", "manifest.json")
+QUANT_MIN_SIZE = 4096  # float initializers at least this big (the weight matrices) go to int8
+INT8_MAX = 127
+
+
+# ---------------------------------------------------------------------------------------------
+# int8 weights, the same in PyTorch and in the ONNX graphs
+# ---------------------------------------------------------------------------------------------
+
+
+def row_scales(w: torch.Tensor, axis: int) -> torch.Tensor:
+    """One symmetric int8 scale per slice along `axis`: max |w| / 127 (1 for all-zero slices)."""
+    dims = [d for d in range(w.dim()) if d != axis]
+    amax = w.abs().amax(dim=dims) if dims else w.abs()  # (w.size(axis),)
+    return torch.where(amax > 0, amax / INT8_MAX, torch.ones_like(amax))
+
+
+def quantize(w: torch.Tensor, axis: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """w float32 -> (int8 values, float32 scales along `axis`): w ~ q * scale."""
+    w = w.detach().float()
+    scale = row_scales(w, axis)  # (n,)
+    shape = [1] * w.dim()
+    shape[axis] = -1
+    q = torch.round(w / scale.view(shape)).clamp(-INT8_MAX, INT8_MAX).to(torch.int8)
+    return q, scale
+
+
+def dequantize(q: torch.Tensor, scale: torch.Tensor, axis: int = 0) -> torch.Tensor:
+    """What ONNX DequantizeLinear computes: float(q) * scale, in float32."""
+    shape = [1] * q.dim()
+    shape[axis] = -1
+    return q.float() * scale.view(shape)
+
+
+def _weight_matrices(model: nn.Module) -> list[tuple[nn.Module, str]]:
+    """(module, name) of every 2-D parameter: embeddings, GRU weight_ih/hh, the head's W_p."""
+    out = []
+    for module in model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            if p.dim() == 2:
+                out.append((module, name))
+    return out
+
+
+def page_model(model: nn.Module) -> nn.Module:
+    """A copy of `model` whose weight matrices are rounded to int8 per row, as the page has them.
+
+    Each row is one output unit (a token's embedding, a gate unit of a GRU, a word of the head),
+    so a row's scale follows its own range. Biases stay float32 (they are small).
+    """
+    page = copy.deepcopy(model).cpu().eval()
+    with torch.no_grad():
+        for module, name in _weight_matrices(page):
+            w = getattr(module, name)
+            w.copy_(dequantize(*quantize(w, 0), 0))
+    if hasattr(page.encoder.rnn, "flatten_parameters"):
+        page.encoder.rnn.flatten_parameters()
+        page.decoder.rnn.flatten_parameters()
+    return page
+
+
+# ---------------------------------------------------------------------------------------------
+# The two graphs
+# ---------------------------------------------------------------------------------------------
+
+
+def _layer(rnn: nn.GRU, layer: int) -> nn.GRU:
+    """Layer `layer` of a stacked GRU as a 1-layer GRU with the same weights (copied)."""
+    one = nn.GRU(rnn.input_size if layer == 0 else rnn.hidden_size, rnn.hidden_size, 1,
+                 batch_first=True)
+    with torch.no_grad():
+        for name, p in one.named_parameters():
+            p.copy_(getattr(rnn, name.replace("_l0", f"_l{layer}")))
+    return one.eval()
+
+
+class EncoderLayers(nn.Module):
+    """src (1, S) -> states (L, S, H): each layer's outputs, the input of the layer above.
+
+    One sentence, no padding: the encoder's unpacked path. The last layer's states are
+    `model.encode`'s output states, and states[:, -1] its hidden states (the decoder's s_0).
+    """
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        self.embedding = encoder.embedding
+        self.layers = nn.ModuleList(_layer(encoder.rnn, i) for i in range(encoder.rnn.num_layers))
+
+    def forward(self, src: torch.Tensor) -> torch.Tensor:
+        x = self.embedding(src)  # (1, S, E)
+        states = []
+        for rnn in self.layers:
+            x, _ = rnn(x)  # (1, S, H)
+            states.append(x[0])
+        return torch.stack(states)  # (L, S, H)
+
+
+class DecoderStep(nn.Module):
+    """One `Decoder.step` and the log-softmax: the log-probabilities every search ranks by."""
+
+    def __init__(self, decoder: nn.Module):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, prev: torch.Tensor, state: torch.Tensor, context: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        # prev (N,), state (L, N, H), context (N, H) -> log P (N, V), state (L, N, H)
+        logits, state = self.decoder.step(prev, state, context)
+        return F.log_softmax(logits.float(), dim=-1), state
+
+
+def export_graphs(model: nn.Module, out: Path) -> None:
+    """Write encoder.onnx and decoder_step.onnx (float32) for `model` into `out`."""
+    model = model.cpu().eval()
+    L, H = model.config.num_layers, model.config.hidden_size
+    src = torch.tensor([[4, 5, 6]])  # (1, S)
+    with torch.no_grad():
+        torch.onnx.export(EncoderLayers(model.encoder).eval(), (src,), out / "encoder.onnx",
+                          dynamo=False, opset_version=OPSET, input_names=["src"],
+                          output_names=["states"],
+                          dynamic_axes={"src": {1: "S"}, "states": {1: "S"}})
+        prev = torch.tensor([SOS, SOS])  # (N,)
+        state, context = torch.zeros(L, 2, H), torch.zeros(2, H)
+        torch.onnx.export(DecoderStep(model.decoder).eval(), (prev, state, context),
+                          out / "decoder_step.onnx", dynamo=False, opset_version=OPSET,
+                          input_names=["prev", "state", "context"],
+                          output_names=["logp", "next_state"],
+                          dynamic_axes={"prev": {0: "N"}, "state": {1: "N"},
+                                        "context": {0: "N"}, "logp": {0: "N"},
+                                        "next_state": {1: "N"}})
+
+
+def int8_initializers(path: Path) -> dict:
+    """Store the big float initializers of an ONNX file as int8 + per-row scales, in place.
+
+    The graph of an already rounded model (`page_model`) holds weights that are exactly
+    q * scale along one axis (rows of W_p, gate units of a GRU's W and R, which torch.onnx
+    reorders but does not mix); that axis is found as the one where re-quantizing changes
+    least. Each becomes `DequantizeLinear(q, scale, axis)` under the initializer's old name.
+    Returns {name: (axis, max change)}.
+    """
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    m = onnx.load(str(path))
+    graph, report, nodes = m.graph, {}, []
+    for init in list(graph.initializer):
+        if init.data_type != onnx.TensorProto.FLOAT:
+            continue
+        w = torch.from_numpy(numpy_helper.to_array(init).copy())
+        if w.dim() < 2 or w.numel() < QUANT_MIN_SIZE:
+            continue
+        best = None
+        for axis in range(w.dim()):
+            if w.size(axis) == 1:
+                continue
+            q, scale = quantize(w, axis)
+            err = float((dequantize(q, scale, axis) - w).abs().max())
+            if best is None or err < best[0]:
+                best = (err, axis, q, scale)
+        err, axis, q, scale = best
+        graph.initializer.remove(init)
+        graph.initializer.extend([
+            numpy_helper.from_array(q.numpy().astype(np.int8), init.name + "_int8"),
+            numpy_helper.from_array(scale.numpy().astype(np.float32), init.name + "_scale"),
+        ])
+        nodes.append(helper.make_node("DequantizeLinear", [init.name + "_int8",
+                                                           init.name + "_scale"],
+                                      [init.name], axis=axis, name=init.name + "_dequantize"))
+        report[init.name] = (axis, err)
+    for node in reversed(nodes):
+        graph.node.insert(0, node)
+    onnx.checker.check_model(m)
+    onnx.save(m, str(path))
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# What the page's JavaScript needs besides the graphs
+# ---------------------------------------------------------------------------------------------
+
+
+def page_settings(model) -> dict:
+    """Vocabularies, special ids and the search rules of lib.search, for vocab.json."""
+    from lib import search
+
+    return {
+        "src_itos": model.src_vocab.itos,
+        "tgt_itos": model.tgt_vocab.itos,
+        "specials": {"pad": PAD, "unk": UNK, "sos": SOS, "eos": EOS, "names": list(SPECIALS)},
+        "never_generated": list(search.NEVER_GENERATED),
+        "num_layers": model.config.num_layers,
+        "hidden_size": model.config.hidden_size,
+        "max_src_len": model.config.max_src_len,
+        "max_tgt_len": model.config.max_tgt_len,
+        "source_cap": list(search.SOURCE_CAP),
+        "default_alpha": search.DEFAULT_ALPHA,
+        "default_margin": search.DEFAULT_MARGIN,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The keyed export
+# ---------------------------------------------------------------------------------------------
+
+
+def export_key() -> str:
+    """The reference model's cache key + this module's code + the exporter's versions."""
+    import onnx
+
+    from lib.reference import reference_key
+
+    h = hashlib.sha256()
+    h.update(reference_key().encode())
+    h.update(Path(__file__).read_bytes())
+    h.update(f"torch {torch.__version__} onnx {onnx.__version__}".encode())
+    return h.hexdigest()[:16]
+
+
+def is_complete(directory: Path) -> bool:
+    return all((directory / f).is_file() for f in FILES)
+
+
+def bleu_on_test(model, page, sentences: int | None = None) -> dict:
+    """BLEU on the test split of the float model and of the page's int8 model (greedy, beam 5)."""
+    from lib.data import load_corpus
+    from lib.evaluate import evaluate_bleu
+
+    pairs = load_corpus().split.test[:sentences]
+    out = {"sentences": len(pairs)}
+    for name, m in (("float32", model), ("int8", page)):
+        for beam in (1, 5):
+            out[f"{name}_beam{beam}"] = round(evaluate_bleu(m, pairs, beam_size=beam), 2)
+    return out
+
+
+def export(out_root: Path, model=None, bleu: bool = True, force: bool = False) -> Path:
+    """Write <out_root>/<export_key()>/ (the FILES) unless it is already complete."""
+    key = export_key()
+    target = Path(out_root) / key
+    if is_complete(target) and not force:
+        return target
+    if model is None:
+        from lib.reference import pretrained
+
+        model = pretrained(progress=False)
+    model = model.cpu().eval()
+    start = time.perf_counter()
+    tmp = Path(out_root) / f".{key}.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    page = page_model(model)
+    export_graphs(page, tmp)
+    report = {f: int8_initializers(tmp / f) for f in ("encoder.onnx", "decoder_step.onnx")}
+    (tmp / "vocab.json").write_text(json.dumps(page_settings(model), ensure_ascii=False),
+                                    encoding="utf-8")
+    from lib.reference import reference_key
+
+    manifest = {
+        "key": key,
+        "reference_key": reference_key(),
+        "weights": "int8, one float32 scale per row (DequantizeLinear)",
+        "requantization_error": {f: max(e for _, e in r.values()) for f, r in report.items()},
+        "bytes": {f: (tmp / f).stat().st_size for f in FILES[:3]},
+        "bleu": bleu_on_test(model, page) if bleu else None,
+    }
+    manifest["export_seconds"] = round(time.perf_counter() - start, 1)
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    for old in Path(out_root).iterdir():  # keep only the current key's export
+        if old.is_dir() and old.name != key:
+            shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def current(out_root: Path) -> Path:
+    """The export for the current key; an error naming `make playground` if it is missing."""
+    target = Path(out_root) / export_key()
+    if not is_complete(target):
+        raise FileNotFoundError(f"the Playground's model for key {export_key()} is not in "
+                                f"{out_root}: run `make playground`")
+    return target
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("_build/playground"))
+    parser.add_argument("--force", action="store_true", help="export even if up to date")
+    parser.add_argument("--no-bleu", action="store_true", help="skip the BLEU measurement")
+    args = parser.parse_args(argv)
+    target = export(args.out, bleu=not args.no_bleu, force=args.force)
+    print(f"Playground model: {target}")
+    print((target / "manifest.json").read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    main()

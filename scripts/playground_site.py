@@ -1,0 +1,76 @@
+"""Sphinx extension: put the Playground's runtime and model into the built site.
+
+The Playground page (book/playground.md, which includes web/playground/playground.html) loads
+`_static/playground/playground.js`, which loads ONNX Runtime Web and the exported model from
+beside it. This extension copies, at the end of every HTML build:
+
+    _static/playground/playground.js, playground.css      web/playground/
+    _static/playground/ort/                                onnxruntime-web's wasm build (npm)
+    _static/playground/model/                              `make playground`'s export for the
+                                                           current key (lib/playground.py)
+
+Only that page refers to them, so no other page gets heavier. Like vendor_assets, these files are
+not kept in a `_static/` source folder: Jupyter Book 1 would add every .js file there to every
+page. Loaded through `sphinx: local_extensions:` in `_config.yml`; tests/test_playground.py
+assembles a small site with `assemble` too.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB = ROOT / "web" / "playground"
+PAGE_FILES = ("playground.js", "playground.css")
+ORT = ROOT / "node_modules" / "onnxruntime-web"
+# The wasm-only build of ONNX Runtime Web: its loader, the module it imports and the wasm binary
+# (single-threaded use: the page sets numThreads = 1), and package.json (version, MIT licence).
+ORT_FILES = ("dist/ort.wasm.min.js", "dist/ort-wasm-simd-threaded.mjs",
+             "dist/ort-wasm-simd-threaded.wasm", "package.json")
+EXPORTS = ROOT / "_build" / "playground"
+
+
+def model_dir(exports: Path = EXPORTS) -> Path:
+    """The export for the current key (FileNotFoundError naming `make playground` if absent)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from lib import playground
+
+    return playground.current(exports)
+
+
+def assemble(static: Path, model: Path | None = None) -> list[Path]:
+    """Copy the page's script and style, the runtime and the model into `static`/playground/."""
+    model = model or model_dir()
+    dest = static / "playground"
+    copied = []
+    for name in PAGE_FILES:
+        copied.append(_copy(WEB / name, dest / name))
+    for rel in ORT_FILES:
+        copied.append(_copy(ORT / rel, dest / "ort" / Path(rel).name))
+    shutil.rmtree(dest / "model", ignore_errors=True)
+    for path in sorted(model.iterdir()):
+        copied.append(_copy(path, dest / "model" / path.name))
+    return copied
+
+
+def _copy(source: Path, target: Path) -> Path:
+    if not source.is_file():
+        hint = " (run `npm ci`)" if ORT in source.parents else ""
+        raise FileNotFoundError(f"{source} is missing{hint}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+    return target
+
+
+def _copy_on_finish(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    assemble(Path(app.outdir) / "_static")
+
+
+def setup(app) -> dict:
+    app.connect("build-finished", _copy_on_finish)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,404 @@
+"""The Playground page (issue #21): the exported model against lib, in Python and in Chromium.
+
+Oracles: `lib.playground.page_model(model)`, the reference model with the page's int8-rounded
+weights, run by lib (Seq2Seq.translate, lib.widgets.trace.capture_hidden); lib.data's
+tokeniser and detokeniser; BLEU by sacrebleu (lib.evaluate). The browser tests run against the
+built site when there is one (`make test`), else against a small site assembled here from
+web/playground/ and the current export (`make playground`), so the page can be tested before
+the website is built.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT, SITE, load_script, open_page, serve_directory
+
+from lib import playground
+from lib.data import SOS, detokenize, load_corpus, normalize, tokenize
+
+EXPORTS = ROOT / "_build" / "playground"
+SHOTS = ROOT / "_build" / "screenshots" / "playground"
+PARITY_SENTENCES = 500
+STATE_TOL = 1e-4
+SPEED_SENTENCE = "Tom wants to go to the park."  # 7 words
+SPEED_LIMIT_MS = 300
+MODEL_BYTES_LIMIT = 15_000_000
+BLEU_TOL = 0.5
+# Text the tokeniser must treat exactly as lib.data does: Unicode spaces and quotes, elision,
+# hyphens, digits, symbols, accents in NFD form, non-Latin scripts.
+TRICKY = ["Qu\u2019est-ce que c'est\u202f?", "  I'm\thungry\u00a0!  ", "e\u0301te\u0301 -- x_y",
+          "It costs $5,000.50 (really)…", "dit-il « oui »",
+          "\u4f60\u597d, \u0645\u0631\u062d\u0628\u0627",
+          "a\u2010b\u2011c \u02bcx", "\u2160 \u00bd 3\u00b2 \u2007 ok", "\x1cfoo\x85bar\u3000baz"]
+
+
+def require(message: str):
+    if os.environ.get("COURSE_REQUIRE_SITE"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# int8 weights (no model needed)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_int8_rows_round_trip():
+    torch.manual_seed(0)
+    w = torch.randn(7, 33) * torch.linspace(0.01, 3, 7).unsqueeze(1)  # rows of different range
+    w[3] = 0
+    q, scale = playground.quantize(w, 0)
+    assert q.dtype == torch.int8 and scale.shape == (7,)
+    assert int(q.abs().max()) == playground.INT8_MAX  # each non-zero row uses the full range
+    back = playground.dequantize(q, scale, 0)
+    assert torch.all((back - w).abs() <= scale.unsqueeze(1) / 2 + 1e-7)
+    assert torch.equal(back[3], torch.zeros(33))
+    # rounding an already rounded matrix changes nothing: the ONNX file stores exactly these
+    assert torch.equal(playground.dequantize(*playground.quantize(back, 0), 0), back)
+    q1, s1 = playground.quantize(back.T, 1)  # the same rows, seen as columns
+    assert torch.equal(playground.dequantize(q1, s1, 1), back.T)
+
+
+def test_page_model_rounds_only_the_weight_matrices():
+    from lib.toy import tiny_model
+
+    model = tiny_model()
+    page = playground.page_model(model)
+    for (name, p), (_, r) in zip(model.named_parameters(), page.named_parameters()):
+        if p.dim() == 2:
+            _, scale = playground.quantize(p, 0)
+            assert torch.all((p - r).abs() <= scale.unsqueeze(1) / 2 + 1e-7), name
+        else:
+            assert torch.equal(p, r), name
+
+
+# ---------------------------------------------------------------------------------------------
+# The export, in Python with onnxruntime
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def export_dir() -> Path:
+    target = EXPORTS / playground.export_key()
+    if not playground.is_complete(target):
+        require(f"no Playground export for key {playground.export_key()}: run `make playground`")
+    return target
+
+
+@pytest.fixture(scope="module")
+def page_model():
+    from lib.reference import pretrained
+
+    return playground.page_model(pretrained(progress=False))
+
+
+@pytest.fixture(scope="module")
+def held_out(page_model) -> list[tuple[str, list[str]]]:
+    """The first PARITY_SENTENCES test pairs that translate() accepts (at most 40 tokens)."""
+    pairs = [p for p in load_corpus().split.test
+             if len(tokenize(p[0])) <= page_model.config.max_src_len]
+    return pairs[:PARITY_SENTENCES]
+
+
+@pytest.mark.slow
+def test_manifest_size_and_bleu(export_dir):
+    import json
+
+    manifest = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["key"] == export_dir.name == playground.export_key()
+    model_bytes = sum((export_dir / f).stat().st_size for f in playground.FILES)
+    print(f"\nPlayground model download: {model_bytes / 1e6:.2f} MB "
+          f"({manifest['bytes']}); BLEU: {manifest['bleu']}")
+    assert model_bytes <= MODEL_BYTES_LIMIT
+    assert all(e == 0 for e in manifest["requantization_error"].values())
+    bleu = manifest["bleu"]
+    assert bleu and bleu["sentences"] == len(load_corpus().split.test)
+    for beam in (1, 5):
+        assert abs(bleu[f"int8_beam{beam}"] - bleu[f"float32_beam{beam}"]) <= BLEU_TOL, bleu
+
+
+@pytest.mark.slow
+def test_onnx_graphs_match_lib(export_dir, page_model, held_out):
+    """Encoder states and teacher-forced decoder steps (log P and states) on 100 sentences."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    enc = ort.InferenceSession(str(export_dir / "encoder.onnx"), options)
+    dec = ort.InferenceSession(str(export_dir / "decoder_step.onnx"), options)
+    worst = {"encoder": 0.0, "logp": 0.0, "state": 0.0}
+    with torch.no_grad():
+        for en, refs in held_out[:100]:
+            src, lengths = page_model.prepare([en])  # (1, S)
+            outputs, hidden, context = page_model.encode(src, lengths)
+            states = enc.run(None, {"src": src.numpy()})[0]  # (L, S, H)
+            worst["encoder"] = max(worst["encoder"],
+                                   float(np.abs(states[-1] - outputs[0].numpy()).max()),
+                                   float(np.abs(states[:, -1] - hidden[:, 0].numpy()).max()))
+            tgt = page_model.tgt_vocab.encode(tokenize(refs[0]))
+            prev = torch.tensor([SOS] + tgt[:-1])  # teacher forcing: (T,)
+            T = len(tgt)
+            state_in = hidden
+            for t in range(T):
+                logits, state_out = page_model.decoder.step(prev[t:t + 1], state_in, context)
+                want = torch.log_softmax(logits.float(), -1)
+                logp, onnx_state = dec.run(None, {"prev": prev[t:t + 1].numpy(),
+                                                  "state": state_in.numpy(),
+                                                  "context": context.numpy()})
+                worst["logp"] = max(worst["logp"], float(np.abs(logp - want.numpy()).max()))
+                worst["state"] = max(worst["state"],
+                                     float(np.abs(onnx_state - state_out.numpy()).max()))
+                state_in = state_out
+    print(f"\nonnxruntime vs lib, largest differences: {worst}")
+    assert max(worst.values()) < STATE_TOL, worst
+
+
+# ---------------------------------------------------------------------------------------------
+# The page in headless Chromium
+# ---------------------------------------------------------------------------------------------
+
+
+def _mini_site(root: Path, model: Path) -> Path:
+    """book/playground.html (the page's markup in a bare document) + _static/playground/."""
+    load_script("playground_site").assemble(root / "_static", model)
+    fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    (root / "book" / "playground.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Playground</title>'
+        f"</head><body>\n{fragment}\n</body></html>\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def playground_url(export_dir, tmp_path_factory):
+    """The Playground page: in the built site if there is one, else in a site assembled here."""
+    if (SITE / "book" / "playground.html").is_file():
+        root = SITE
+    elif os.environ.get("COURSE_REQUIRE_SITE"):
+        pytest.fail(f"the built site has no Playground page ({SITE}/book/playground.html)")
+    else:
+        root = _mini_site(tmp_path_factory.mktemp("playground-site"), export_dir)
+    server, url = serve_directory(root)
+    yield url + "book/playground.html"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def pg(browser, playground_url):
+    """The page, loaded, with its model ready; yields (page, context, problems)."""
+    page, context, problems = open_page(browser, playground_url)
+    page.wait_for_function("document.getElementById('s2s-playground').dataset.state !== 'loading'",
+                           timeout=120_000)
+    state = page.evaluate("document.getElementById('s2s-playground').dataset.state")
+    assert state == "ready", page.locator(".s2s-pg-status").inner_text()
+    yield page, context, problems
+    context.close()
+
+
+def _floats(b64: str, shape) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(b64), dtype=np.float32).reshape(shape)
+
+
+BROWSER_RUN = """async (sentences) => {
+  const P = window.S2SPlayground, M = P.model;
+  function b64(arrays) {
+    const n = arrays.reduce((s, a) => s + a.length, 0), all = new Float32Array(n);
+    let o = 0; for (const a of arrays) { all.set(a, o); o += a.length; }
+    const bytes = new Uint8Array(all.buffer); let s = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(s);
+  }
+  const out = [];
+  for (const s of sentences) {
+    const src = P.prepare(s);
+    const g = await P.decode(src.ids, null);
+    const b = await P.beamSearch(src.ids, 5, M.vocab.default_alpha, M.vocab.default_margin);
+    out.push({tokens: src.tokens, greedy: P.detokenize(P.words(g.tokens)),
+      greedyIds: g.tokens, beam: P.detokenize(P.words(b.tokens)), encoder: b64([g.encoder]),
+      decoder: b64(g.states)});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_tokeniser_matches_lib(pg, held_out):
+    page, _, _ = pg
+    texts = TRICKY + [en for en, _ in held_out] + [fr for _, refs in held_out for fr in refs]
+    got = page.evaluate("""(texts) => texts.map((t) => {
+      const P = window.S2SPlayground, toks = P.tokenize(t);
+      return [P.normalize(t), toks, P.detokenize(toks)]; })""", texts)
+    for text, (norm, toks, detok) in zip(texts, got):
+        assert norm == normalize(text), text
+        assert toks == tokenize(text), text
+        assert detok == detokenize(tokenize(text)), text
+    print(f"\ntokeniser: {len(texts)} texts, normalize/tokenize/detokenize identical to lib.data")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_browser_parity_with_lib(pg, page_model, held_out):
+    """Greedy and beam-5 outputs, tokens and hidden states on the held-out sentences."""
+    from lib.evaluate import translate_all
+    from lib.widgets import capture_hidden
+
+    page, _, problems = pg
+    sources = [en for en, _ in held_out]
+    assert len(sources) == PARITY_SENTENCES
+    greedy = translate_all(page_model, sources, beam_size=1)
+    beam = translate_all(page_model, sources, beam_size=5)
+    start, results = time.perf_counter(), []
+    for k in range(0, len(sources), 50):
+        results += page.evaluate(BROWSER_RUN, sources[k:k + 50])
+    browser_s = time.perf_counter() - start
+    L, H = page_model.config.num_layers, page_model.config.hidden_size
+    mismatches, worst = [], 0.0
+    for s, r, g, b in zip(sources, results, greedy, beam):
+        assert r["tokens"] == tokenize(s), s
+        if r["greedy"] != g:
+            mismatches.append(("greedy", s, r["greedy"], g))
+        if r["beam"] != b:
+            mismatches.append(("beam-5", s, r["beam"], b))
+        trace = capture_hidden(page_model, s)
+        enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
+        got_enc = _floats(r["encoder"], (L, len(r["tokens"]), H))
+        worst = max(worst, float(np.abs(got_enc - enc.numpy()).max()))
+        got_dec = _floats(r["decoder"], (len(r["greedyIds"]), L, H)).transpose(1, 0, 2)
+        if got_dec.shape == tuple(dec.shape):  # else greedy differs, a mismatch listed above
+            worst = max(worst, float(np.abs(got_dec - dec.numpy()).max()))
+    print(f"\nbrowser vs lib on {len(sources)} held-out sentences ({browser_s:.0f} s in Chromium): "
+          f"{len(mismatches)} different outputs, hidden states within {worst:.2e}")
+    for m in mismatches:
+        print("  mismatch", m)
+    assert worst < STATE_TOL
+    assert not mismatches
+    assert not problems["console"] and not problems["external"], problems
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_beam5_speed(pg):
+    page, _, _ = pg
+    assert len(SPEED_SENTENCE.split()) == 7
+    times = page.evaluate("""async (s) => {
+      const P = window.S2SPlayground, M = P.model, out = [];
+      for (let i = 0; i < 6; i++) {
+        const t0 = performance.now();
+        await P.translate(s, {search: "beam", k: 5, alpha: M.vocab.default_alpha,
+                              margin: M.vocab.default_margin});
+        out.push(performance.now() - t0);
+      }
+      return out; }""", SPEED_SENTENCE)
+    median = statistics.median(times[1:])  # the first run warms the wasm code up
+    print(f"\nbeam 5 on {SPEED_SENTENCE!r} in headless Chromium ({os.cpu_count()} cores): "
+          f"median {median:.0f} ms, runs {[round(t) for t in times]} ms (the first warms up)")
+    assert median < SPEED_LIMIT_MS
+
+
+def _translate(page, text: str, search: str = "beam", alpha: str = "0", margin: str = "1.5"):
+    page.fill("#s2s-playground input[name=sentence]", text)
+    page.check(f"#s2s-playground input[name=search][value={search}]")
+    if search == "beam":
+        page.fill("#s2s-playground input[name=alpha]", alpha)
+        page.fill("#s2s-playground input[name=margin]", margin)
+    page.click("#s2s-playground button[type=submit]")
+    page.wait_for_function("['done', 'error'].includes(document.getElementById('s2s-playground')"
+                           ".dataset.state)", timeout=60_000)
+    return page.evaluate("document.getElementById('s2s-playground').dataset.state")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_offline_after_load_with_screenshots(pg, page_model):
+    """With every request refused after the load, a typed sentence still translates."""
+    page, context, problems = pg
+    blocked = []
+    context.route("**/*", lambda route: (blocked.append(route.request.url), route.abort()))
+    page.route("**/*", lambda route: (blocked.append(route.request.url), route.abort()))
+    context.set_offline(True)
+    try:
+        sentence = "I think Tom is afraid of the dark."
+        assert _translate(page, sentence) == "done"
+        shown = page.locator(".s2s-pg-translation").inner_text()
+        assert shown == page_model.translate([sentence], beam_size=5)[0]
+        tokens = page.locator(".s2s-pg-probs tr").first.locator("td").all_inner_texts()
+        probs = page.locator(".s2s-pg-probs tr").last.locator("td").all_inner_texts()
+        out = page_model.tgt_vocab.encode(tokenize(shown), eos=True)
+        assert tokens == page_model.tgt_vocab.decode(out, strip=False)
+        src, lengths = page_model.prepare([sentence])
+        with torch.no_grad():  # teacher-forced: log P (1, T, V) of the shown output
+            want = torch.log_softmax(page_model.decoder(
+                torch.tensor([[SOS] + out[:-1]]), *page_model.encode(src, lengths)[1:])[0], -1)
+        want = want[0, torch.arange(len(out)), out].exp()  # P of each written token
+        assert [float(p) for p in probs] == pytest.approx(want.tolist(), abs=1e-3)
+        assert page.locator(".s2s-pg-heat canvas").count() == 2 * page_model.config.num_layers
+        assert page.locator(".s2s-pg-traj circle").count() > 0
+        assert page.locator(".s2s-pg-tree .node.win").count() > 0
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "page.png"), full_page=True)
+        page.locator(".s2s-pg-form").screenshot(path=str(SHOTS / "form.png"))
+        page.locator(".s2s-pg-hidden").screenshot(path=str(SHOTS / "hidden_states.png"))
+        page.locator(".s2s-pg-tree").screenshot(path=str(SHOTS / "beam_tree.png"))
+        assert _translate(page, "I am cold.", search="greedy") == "done"
+        assert page.locator(".s2s-pg-translation").inner_text() == \
+            page_model.translate(["I am cold."])[0]
+    finally:
+        context.set_offline(False)
+        context.unroute("**/*")
+        page.unroute("**/*")
+    assert not blocked, f"the page fetched after it had loaded: {blocked}"
+    assert not problems["console"], problems
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_bad_input_messages_match_lib(pg, page_model):
+    page, _, problems = pg
+
+    def lib_message(text: str) -> str:
+        with pytest.raises(ValueError) as e:
+            page_model.prepare([text])
+        return str(e.value)
+
+    assert _translate(page, "   ") == "error"
+    shown = page.locator(".s2s-pg-error").inner_text()
+    assert "is empty" in lib_message("   ") and "is empty" in shown
+    assert page.locator(".s2s-pg-result").is_hidden()
+    long = " ".join(["word"] * (page_model.config.max_src_len + 1))
+    assert _translate(page, long) == "error"
+    why = lib_message(long).split("sentence 0 ", 1)[1]  # "has 41 tokens, more than ..."
+    assert why in page.locator(".s2s-pg-error").inner_text()
+    assert _translate(page, "Hello", alpha="-1") == "error"
+    assert "alpha (the length-normalisation exponent) must be a finite number >= 0" in \
+        page.locator(".s2s-pg-error").inner_text()
+    text = "The xyzzy plugh is cold."
+    assert _translate(page, text) == "done"
+    unknown = [t for t in tokenize(text) if t not in page_model.src_vocab.stoi]
+    shown = page.locator(".s2s-pg-source .tok.unk").all_inner_texts()
+    assert shown == [f"{t} → <unk>" for t in unknown] and unknown
+    assert page.locator(".s2s-pg-translation").inner_text() == \
+        page_model.translate([text], beam_size=5)[0]
+    assert not problems["console"], problems
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_other_pages_do_not_load_the_playground(site_dir):
+    pages = [p for p in site_dir.rglob("*.html") if p.name != "playground.html"
+             and "_static" not in p.parts]
+    assert pages
+    heavy = [p for p in pages if "_static/playground" in p.read_text(encoding="utf-8")]
+    assert not heavy, f"pages other than the Playground load its files: {heavy[:5]}"
+    assert (site_dir / "_static" / "playground" / "model" / "manifest.json").is_file()

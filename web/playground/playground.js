@@ -1,0 +1,577 @@
+/* The Playground: the reference model translating in the reader's browser.
+ *
+ * ONNX Runtime Web (npm onnxruntime-web, its wasm backend) runs the two graphs that
+ * lib/playground.py exports: encoder.onnx (every layer's state after each source token) and
+ * decoder_step.onnx (one Decoder.step, then log-softmax). Everything else is here, written to
+ * give the same answers as lib: the tokeniser and detokeniser of lib/data.py, greedy search and
+ * beam search with the rules of lib/search.py (2k candidates a step, a pool of finished
+ * hypotheses, relative threshold pruning, the 2 S + 6 length cap, the early stop), and the views:
+ * per-layer heatmaps, the PCA trajectory and the beam tree.
+ *
+ * Nothing is fetched from outside the site: the runtime, its wasm and the model are served from
+ * ../_static/playground/ (scripts/playground_site.py copies them there), and only this page
+ * loads them. window.S2SPlayground exposes the functions, which tests/test_playground.py drives.
+ */
+/* global ort */
+(function () {
+  "use strict";
+
+  var BASE = document.currentScript.src.replace(/[^/]*$/, "");  // .../_static/playground/
+
+  // -------------------------------------------------------------------------------------------
+  // Text: lib.data.normalize, tokenize, detokenize
+  // -------------------------------------------------------------------------------------------
+
+  var FOLD = {"\u202f": " ", "\u00a0": " ", "\u2009": " ", "\u2007": " ", "\t": " ",
+    "\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2010": "-", "\u2011": "-"};
+  // Python's str.split() and regex \s: the characters str.isspace() accepts
+  var WS = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f" +
+    "\\u205f\\u3000";
+  var WORD = "\\p{L}\\p{N}_";  // Python's \w on str: letters, digits and numbers, underscore
+  var SPLIT = new RegExp("[" + WS + "]+", "u");
+  var TOKEN = new RegExp("[" + WORD + "]+(?:-[" + WORD + "]+)*'?|[^" + WORD + WS + "]", "gu");
+  var NO_SPACE_BEFORE = {".": 1, ",": 1, ")": 1, "\u2026": 1};
+  var NO_SPACE_AFTER = {"(": 1};
+
+  function normalize(text) {
+    var folded = Array.from(text.normalize("NFC"), function (c) {
+      return Object.prototype.hasOwnProperty.call(FOLD, c) ? FOLD[c] : c;
+    }).join("");
+    return folded.split(SPLIT).filter(function (w) { return w.length; }).join(" ");
+  }
+
+  function tokenize(text) { return normalize(text).match(TOKEN) || []; }
+
+  function detokenize(tokens) {
+    var out = "", prev = null;
+    tokens.forEach(function (tok) {
+      if (prev === null) out = tok;
+      else if (prev.endsWith("'") || NO_SPACE_AFTER[prev] || NO_SPACE_BEFORE[tok]) out += tok;
+      else out += " " + tok;
+      prev = tok;
+    });
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The model: vocabularies, the two ONNX sessions, one encoder pass and one decoder step
+  // -------------------------------------------------------------------------------------------
+
+  var M = {};  // vocab settings, sessions, sizes (filled by load)
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.src = src; s.onload = resolve;
+      s.onerror = function () { reject(new Error("could not load " + src)); };
+      document.head.appendChild(s);
+    });
+  }
+
+  function fetchOk(url, kind) {
+    return fetch(url).then(function (r) {
+      if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+      return r[kind]();
+    });
+  }
+
+  function load() {
+    var manifest;
+    return Promise.all([loadScript(BASE + "ort/ort.wasm.min.js"),
+      fetch(BASE + "model/manifest.json", {cache: "no-cache"}).then(function (r) {
+        if (!r.ok) throw new Error("the Playground's model is missing (HTTP " + r.status + ")");
+        return r.json();
+      })]).then(function (res) {
+      manifest = res[1];
+      ort.env.wasm.wasmPaths = BASE + "ort/";
+      ort.env.wasm.numThreads = 1;  // threads need cross-origin isolation, which Pages lacks
+      var v = "?v=" + manifest.key;  // a new export is a new URL: never a stale cached model
+      var opts = {executionProviders: ["wasm"], graphOptimizationLevel: "all"};
+      return Promise.all([
+        fetchOk(BASE + "model/vocab.json" + v, "json"),
+        fetchOk(BASE + "model/encoder.onnx" + v, "arrayBuffer").then(function (b) {
+          return ort.InferenceSession.create(new Uint8Array(b), opts);
+        }),
+        fetchOk(BASE + "model/decoder_step.onnx" + v, "arrayBuffer").then(function (b) {
+          return ort.InferenceSession.create(new Uint8Array(b), opts);
+        })]);
+    }).then(function (res) {
+      var v = res[0];
+      M.manifest = manifest; M.vocab = v; M.enc = res[1]; M.dec = res[2];
+      M.L = v.num_layers; M.H = v.hidden_size; M.V = v.tgt_itos.length;
+      M.sp = v.specials;
+      M.srcIndex = new Map(v.src_itos.map(function (t, i) { return [t, i]; }));
+      M.never = new Set(v.never_generated);
+      return M;
+    });
+  }
+
+  function int64(ids) { return new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [ids.length]); }
+
+  /** ids (S) -> states (L, S, H) as a Float32Array, every layer's state after each token. */
+  function encode(ids) {
+    var src = new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
+    return M.enc.run({src: src}).then(function (out) { return out.states.data; });
+  }
+
+  /** prev (N), state (L, N, H), context (N, H) -> {logp (N, V), state (L, N, H)}. */
+  function step(prev, state, context) {
+    var N = prev.length;
+    return M.dec.run({prev: int64(prev),
+      state: new ort.Tensor("float32", state, [M.L, N, M.H]),
+      context: new ort.Tensor("float32", context, [N, M.H])}).then(function (out) {
+      return {logp: out.logp.data, state: out.next_state.data};
+    });
+  }
+
+  /** The decoder's start from encoder states (L, S, H): s_0 (L, 1, H) and the context (H). */
+  function start(states, S) {
+    var L = M.L, H = M.H, s0 = new Float32Array(L * H);
+    for (var l = 0; l < L; l++) s0.set(states.subarray((l * S + S - 1) * H, (l * S + S) * H), l * H);
+    return {state: s0, context: s0.slice((L - 1) * H)};
+  }
+
+  /** Rows `rows` of a state (L, N, H) -> (L, rows.length, H). */
+  function gatherRows(state, N, rows) {
+    var L = M.L, H = M.H, out = new Float32Array(L * rows.length * H);
+    for (var l = 0; l < L; l++) {
+      rows.forEach(function (r, i) {
+        out.set(state.subarray((l * N + r) * H, (l * N + r + 1) * H), (l * rows.length + i) * H);
+      });
+    }
+    return out;
+  }
+
+  function repeat(v, n) {
+    var out = new Float32Array(v.length * n);
+    for (var i = 0; i < n; i++) out.set(v, i * v.length);
+    return out;
+  }
+
+  /** The m most likely allowed tokens of row r of logp (N, V), best first (lib top_candidates). */
+  function topAllowed(logp, r, m) {
+    var V = M.V, base = r * V, ids = [], lps = [];
+    for (var v = 0; v < V; v++) {
+      if (M.never.has(v)) continue;
+      var x = logp[base + v];
+      if (ids.length === m && !(x > lps[m - 1])) continue;
+      var j = ids.length === m ? m - 1 : ids.length;
+      while (j > 0 && x > lps[j - 1]) { lps[j] = lps[j - 1]; ids[j] = ids[j - 1]; j--; }
+      lps[j] = x; ids[j] = v;
+    }
+    return {ids: ids, lps: lps};
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Input: lib's Seq2Seq.prepare, with the same refusals
+  // -------------------------------------------------------------------------------------------
+
+  function InputError(message) { this.message = message; this.name = "InputError"; }
+  InputError.prototype = Object.create(Error.prototype);
+
+  /** A sentence -> {tokens, ids, unknown}; refuses what Seq2Seq.prepare refuses. */
+  function prepare(text) {
+    var tokens = tokenize(text);
+    if (!tokens.length) {
+      throw new InputError("The sentence is empty: " + JSON.stringify(text) +
+        " holds no word or punctuation. Type an English sentence.");
+    }
+    if (tokens.length > M.vocab.max_src_len) {
+      throw new InputError("The sentence has " + tokens.length + " tokens, more than the " +
+        "model's max_src_len=" + M.vocab.max_src_len + ". Shorten it or split it in two.");
+    }
+    var ids = tokens.map(function (t) {
+      return M.srcIndex.has(t) ? M.srcIndex.get(t) : M.sp.unk;
+    });
+    return {tokens: tokens, ids: ids, unknown: ids.map(function (i) { return i === M.sp.unk; })};
+  }
+
+  function sourceCap(S, maxLen) {
+    return Math.min(maxLen, M.vocab.source_cap[0] * S + M.vocab.source_cap[1]);
+  }
+
+  function checkAlpha(alpha) {
+    if (typeof alpha !== "number" || !isFinite(alpha) || alpha < 0) {
+      throw new InputError("alpha (the length-normalisation exponent) must be a finite number " +
+        ">= 0, got " + alpha + "; use 0 for no normalisation");
+    }
+    return alpha;
+  }
+
+  function checkMargin(margin) {
+    if (margin === null || margin === undefined) return Infinity;
+    if (typeof margin !== "number" || isNaN(margin) || margin < 0) {
+      throw new InputError("margin (the pruning threshold in log-probability) must be a number " +
+        ">= 0, got " + margin + "; leave it empty for no pruning");
+    }
+    return margin;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Searches: lib.search.greedy and lib.search.beam_search (source_cap=True), one sentence
+  // -------------------------------------------------------------------------------------------
+
+  /** Greedy (or forced) decoding -> {tokens, logps, states [(L, H)]}, encoder states too. */
+  async function decode(ids, forced) {
+    var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen);
+    var encStates = await encode(ids), s = start(encStates, S);
+    var state = s.state, prev = M.sp.sos, run = {tokens: [], logps: [], states: [], encoder: encStates};
+    for (var t = 0; t < (forced ? forced.length : maxLen); t++) {
+      var out = await step([prev], state, s.context);
+      var tok = forced ? forced[t] : topAllowed(out.logp, 0, 1).ids[0];
+      run.tokens.push(tok); run.logps.push(out.logp[tok]); run.states.push(out.state);
+      state = out.state; prev = tok;
+      if (!forced && (tok === M.sp.eos || cap <= t + 1)) break;
+    }
+    return run;
+  }
+
+  function norm(raw, length, alpha) {
+    return alpha ? Math.fround(raw / Math.fround(Math.pow(length, alpha))) : raw;
+  }
+
+  /** Beam search with lib's rules -> {tokens (with <eos>), raw, score, trace (a BeamTrace)}. */
+  async function beamSearch(ids, k, alpha, margin) {
+    alpha = checkAlpha(alpha); margin = checkMargin(margin);
+    if (!Number.isInteger(k) || k < 1) throw new InputError("beam_size must be an integer >= 1");
+    var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen), itos = M.vocab.tgt_itos;
+    var enc = await encode(ids), s = start(enc, S), NEG = -Infinity;
+    var state = s.state, prev = [M.sp.sos];
+    var alive = [0], seqs = [[]], aliveId = [0];  // per beam slot; empty slot: alive = -inf
+    var nodes = [{id: 0, parent: null, step: 0, token: M.sp.sos, text: itos[M.sp.sos], raw: 0,
+      score: 0, status: "kept"}];
+    var pool = null, m = 2 * k;
+    for (var t = 1; t <= maxLen; t++) {
+      var filled = [];
+      alive.forEach(function (a, slot) { if (a > NEG) filled.push(slot); });
+      var out = await step(prev, state, repeat(s.context, filled.length));
+      var cands = [];
+      filled.forEach(function (slot, row) {
+        var top = topAllowed(out.logp, row, m);
+        top.ids.forEach(function (tok, j) {
+          cands.push({raw: Math.fround(alive[slot] + top.lps[j]), slot: slot, row: row,
+            tok: tok, flat: slot * m + j});
+        });
+      });
+      cands.sort(function (a, b) { return b.raw - a.raw || a.flat - b.flat; });
+      var best = cands.slice(0, 2 * k), atCap = cap <= t;
+      var order = best.map(function (c, j) { return j + (c.tok === M.sp.eos ? 2 * k : 0); });
+      var keep = best.map(function (c, j) { return j; })
+        .sort(function (a, b) { return order[a] - order[b]; }).slice(0, k);
+      var floor = Math.fround(best[0].raw - margin);
+      best.forEach(function (c, j) {
+        var eos = c.tok === M.sp.eos;
+        c.kept = keep.indexOf(j) >= 0 && !eos && c.raw > NEG && c.raw >= floor;
+        c.finishing = ((eos && j < k) || (c.kept && atCap)) && c.raw > NEG;
+        c.score = norm(c.raw, t, alpha);
+        c.id = 1 + (t - 1) * 2 * k + j;
+        c.seq = seqs[c.slot].concat([c.tok]);
+        if (c.finishing && (pool === null || c.score > pool.score)) pool = c;
+        if (c.raw > NEG) {
+          nodes.push({id: c.id, parent: aliveId[c.slot], step: t, token: c.tok, text: itos[c.tok],
+            raw: c.raw, score: c.score, status: c.finishing ? "finished" : c.kept ? "kept" : "pruned"});
+        }
+      });
+      var next = keep.map(function (j) { return best[j]; });
+      alive = next.map(function (c) { return c.kept ? c.raw : NEG; });
+      var bound = norm(Math.max.apply(null, alive), cap, alpha);
+      if (!((pool === null ? NEG : pool.score) < bound) || atCap) break;
+      var live = next.filter(function (c) { return c.kept; });
+      state = gatherRows(out.state, filled.length, live.map(function (c) { return c.row; }));
+      prev = live.map(function (c) { return c.tok; });
+      seqs = next.map(function (c) { return c.seq; });
+      aliveId = next.map(function (c) { return c.id; });
+    }
+    return {tokens: pool.seq, raw: pool.raw, score: pool.score, encoder: enc,
+      trace: {source: ids.map(function (i) { return M.vocab.src_itos[i]; }), beam_size: k,
+        alpha: alpha, max_len: cap, nodes: nodes, winner: pool.id, nbest: [pool.id],
+        margin: isFinite(margin) ? margin : null}};
+  }
+
+  function words(ids) {  // lib Vocab.decode(strip=True)
+    var out = [];
+    for (var i = 0; i < ids.length; i++) {
+      if (ids[i] === M.sp.eos) break;
+      if (ids[i] !== M.sp.pad && ids[i] !== M.sp.sos) out.push(M.vocab.tgt_itos[ids[i]]);
+    }
+    return out;
+  }
+
+  /** Text in, everything the page shows out: translation, per-token P, states, beam trace. */
+  async function translate(text, opts) {
+    var src = prepare(text), beam = null, run;
+    if (opts.search === "greedy") {
+      run = await decode(src.ids, null);
+    } else {
+      beam = await beamSearch(src.ids, opts.k, opts.alpha, opts.margin);
+      run = await decode(src.ids, beam.tokens);  // the winner, forced: its states and P
+    }
+    return {source: src, tokens: run.tokens, words: words(run.tokens),
+      translation: detokenize(words(run.tokens)), logps: run.logps, run: run, beam: beam};
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Views
+  // -------------------------------------------------------------------------------------------
+
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var DIVERGING = [[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98], [178, 24, 43]];
+  var HEAT_UNITS = 48;  // rows of a heatmap: the units that vary most over the sentence
+  var CELL = {w: 44, h: 4};  // heatmap cell, CSS pixels
+  var ENC = "#2563eb", DEC = "#ea580c";
+
+  function el(tag, attrs, parent, ns) {
+    var e = ns ? document.createElementNS(SVGNS, tag) : document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (a) {
+      if (a === "text") e.textContent = attrs[a]; else e.setAttribute(a, attrs[a]);
+    });
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  function colour(v) {
+    var p = (Math.max(-1, Math.min(1, v)) + 1) / 2 * (DIVERGING.length - 1);
+    var lo = Math.min(Math.floor(p), DIVERGING.length - 2), f = p - lo;
+    return DIVERGING[lo].map(function (c, i) { return Math.round(c * (1 - f) + DIVERGING[lo + 1][i] * f); });
+  }
+
+  /** Column t of layer l: states (L, T, H) stored as one Float32Array per time step or flat. */
+  function layerMatrix(get, T) {  // -> T arrays of H values
+    var cols = [];
+    for (var t = 0; t < T; t++) cols.push(get(t));
+    return cols;
+  }
+
+  function pickUnits(cols) {  // lib.widgets.hidden.pick_units: most varying, by last value
+    var H = cols[0].length, T = cols.length, spread = [];
+    for (var h = 0; h < H; h++) {
+      var mean = 0, v = 0;
+      cols.forEach(function (c) { mean += c[h] / T; });
+      cols.forEach(function (c) { v += (c[h] - mean) * (c[h] - mean) / T; });
+      spread.push(T > 1 ? v : Math.abs(cols[0][h]));
+    }
+    var rows = spread.map(function (s, h) { return h; })
+      .sort(function (a, b) { return spread[b] - spread[a]; }).slice(0, HEAT_UNITS);
+    return rows.sort(function (a, b) { return cols[T - 1][b] - cols[T - 1][a]; });
+  }
+
+  function heatmap(parent, title, cols, labels, unknown, tint) {
+    var box = el("div", {"class": "s2s-pg-heat"}, parent);
+    el("h4", {text: title}, box);
+    var rows = pickUnits(cols), T = cols.length;
+    var canvas = el("canvas", {width: T, height: rows.length, "aria-label": "heatmap: " + title}, box);
+    canvas.style.width = (T * CELL.w) + "px"; canvas.style.height = (rows.length * CELL.h) + "px";
+    var ctx = canvas.getContext("2d"), img = ctx.createImageData(T, rows.length);
+    rows.forEach(function (h, r) {
+      cols.forEach(function (c, t) {
+        var rgb = colour(c[h]), o = (r * T + t) * 4;
+        img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+      });
+    });
+    ctx.putImageData(img, 0, 0);
+    var lab = el("div", {"class": "s2s-pg-labels"}, box);
+    labels.forEach(function (tok, t) {
+      var span = el("span", {text: tok, title: unknown && unknown[t] ?
+        tok + ": not in the vocabulary, read as <unk>" : tok}, lab);
+      span.style.width = CELL.w + "px"; span.style.color = tint;
+      if (unknown && unknown[t]) span.className = "unk";
+    });
+    el("p", {"class": "s2s-pg-note", text: "the " + rows.length + " of " + cols[0].length +
+      " units that vary most over the sentence, sorted by their last value; blue −1, red +1"}, box);
+  }
+
+  function pca2(points) {  // lib.widgets.trace.pca2: 2 directions, largest loading positive
+    var n = points.length, H = points[0].length, mean = new Float64Array(H);
+    points.forEach(function (p) { for (var h = 0; h < H; h++) mean[h] += p[h] / n; });
+    var X = points.map(function (p) { return Array.from(p, function (x, h) { return x - mean[h]; }); });
+    var comps = [];
+    for (var c = 0; c < 2; c++) {  // power iteration on X^T X, deflated
+      var v = new Float64Array(H).map(function (_, h) { return Math.sin(h + 1 + c); });
+      for (var it = 0; it < 200; it++) {
+        var Xv = X.map(function (row) { return row.reduce(function (s, x, h) { return s + x * v[h]; }, 0); });
+        var w = new Float64Array(H);
+        X.forEach(function (row, i) { for (var h = 0; h < H; h++) w[h] += row[h] * Xv[i]; });
+        comps.forEach(function (u) {
+          var d = u.reduce(function (s, x, h) { return s + x * w[h]; }, 0);
+          for (var h = 0; h < H; h++) w[h] -= d * u[h];
+        });
+        var norm2 = Math.sqrt(w.reduce(function (s, x) { return s + x * x; }, 0)) || 1;
+        v = w.map(function (x) { return x / norm2; });
+      }
+      var big = v.reduce(function (b, x, h) { return Math.abs(x) > Math.abs(v[b]) ? h : b; }, 0);
+      if (v[big] < 0) v = v.map(function (x) { return -x; });
+      comps.push(v);
+    }
+    return X.map(function (row) {
+      return comps.map(function (u) { return row.reduce(function (s, x, h) { return s + x * u[h]; }, 0); });
+    });
+  }
+
+  function trajectory(parent, encCols, srcLabels, decCols, outLabels) {
+    var box = el("div", {"class": "s2s-pg-traj"}, parent);
+    el("h4", {text: "PCA trajectory of the last layer: encoder (blue), then decoder (orange)"}, box);
+    var pts = pca2(encCols.concat(decCols)), W = 640, Hh = 360, pad = 40;
+    var xs = pts.map(function (p) { return p[0]; }), ys = pts.map(function (p) { return p[1]; });
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    function X(x) { return pad + (x - x0) / ((x1 - x0) || 1) * (W - 2 * pad); }
+    function Y(y) { return Hh - pad - (y - y0) / ((y1 - y0) || 1) * (Hh - 2 * pad); }
+    var svg = el("svg", {viewBox: "0 0 " + W + " " + Hh, width: W, role: "img",
+      "aria-label": "PCA trajectory"}, box, true);
+    var labels = srcLabels.concat(outLabels);
+    pts.forEach(function (p, i) {
+      var c = i < encCols.length ? ENC : DEC;
+      if (i > 0) {
+        el("line", {x1: X(pts[i - 1][0]), y1: Y(pts[i - 1][1]), x2: X(p[0]), y2: Y(p[1]),
+          stroke: c, "stroke-width": 1.5, opacity: 0.7}, svg, true);
+      }
+    });
+    pts.forEach(function (p, i) {
+      var c = i < encCols.length ? ENC : DEC;
+      el("circle", {cx: X(p[0]), cy: Y(p[1]), r: 4.5, fill: c}, svg, true);
+      el("text", {x: X(p[0]) + 6, y: Y(p[1]) - 5, "font-size": 11, fill: c, text: labels[i]}, svg, true);
+    });
+  }
+
+  function beamTree(parent, trace) {
+    var steps = [];
+    trace.nodes.forEach(function (n) { (steps[n.step] = steps[n.step] || []).push(n); });
+    var byId = {}, onPath = {};
+    trace.nodes.forEach(function (n) { byId[n.id] = n; });
+    for (var id = trace.winner; id !== null && id !== undefined; id = byId[id].parent) onPath[id] = 1;
+    var dx = 92, dy = 26, bw = 82, bh = 20, rows = Math.max.apply(null, steps.map(function (s) { return s.length; }));
+    var W = 20 + steps.length * dx, Hh = 10 + rows * dy, pos = {};
+    var scroll = el("div", {"class": "s2s-pg-scroll"}, parent);
+    var svg = el("svg", {viewBox: "0 0 " + W + " " + Hh, width: W, height: Hh, role: "img",
+      "aria-label": "beam tree"}, scroll, true);
+    steps.forEach(function (nodes, t) {
+      nodes.forEach(function (n, i) { pos[n.id] = {x: 10 + t * dx, y: 5 + i * dy}; });
+    });
+    trace.nodes.forEach(function (n) {
+      if (n.parent === null) return;
+      var a = pos[n.parent], b = pos[n.id];
+      el("line", {x1: a.x + bw, y1: a.y + bh / 2, x2: b.x, y2: b.y + bh / 2,
+        "class": "edge" + (onPath[n.id] ? " win" : "")}, svg, true);
+    });
+    trace.nodes.forEach(function (n) {
+      var p = pos[n.id], g = el("g", {"class": "node " + n.status + (onPath[n.id] ? " win" : ""),
+        "data-step": n.step}, svg, true);
+      el("rect", {x: p.x, y: p.y, width: bw, height: bh, rx: 4}, g, true);
+      var label = n.text.length > 9 ? n.text.slice(0, 8) + "…" : n.text;
+      el("text", {x: p.x + 4, y: p.y + 14, "font-size": 11, text: label}, g, true);
+      el("text", {x: p.x + bw - 3, y: p.y + 14, "font-size": 10, "text-anchor": "end",
+        "class": "sc", text: n.step ? n.raw.toFixed(2).replace("-", "−") : ""}, g, true);
+      el("title", {text: n.text + " · log P = " + n.raw.toFixed(3) + " · score " +
+        n.score.toFixed(3) + " · " + n.status}, g, true);
+    });
+    el("p", {"class": "s2s-pg-note", text: "Each column is a step; a box is a candidate with its " +
+      "log P. Blue: kept in the beam, grey: pruned, purple: finished, green: the answer's path." +
+      (trace.margin === null ? "" : " Margin " + trace.margin + ".")}, parent);
+  }
+
+  function draw(root, res) {
+    var L = M.L, H = M.H, S = res.source.tokens.length, T = res.tokens.length;
+    root.querySelector(".s2s-pg-translation").textContent = res.translation || "(nothing)";
+    var src = root.querySelector(".s2s-pg-source");
+    src.textContent = "Read as: ";
+    res.source.tokens.forEach(function (tok, i) {
+      el("span", {"class": res.source.unknown[i] ? "tok unk" : "tok",
+        text: res.source.unknown[i] ? tok + " → <unk>" : tok}, src);
+    });
+    var nUnk = res.source.unknown.filter(Boolean).length;
+    if (nUnk) {
+      el("span", {"class": "s2s-pg-note", text: " " + nUnk + " of " + S + " tokens are not in " +
+        "the vocabulary and are read as <unk>."}, src);
+    }
+    var probs = root.querySelector(".s2s-pg-probs");
+    probs.textContent = "";
+    var table = el("table", {}, probs), head = el("tr", {}, table), body = el("tr", {}, table);
+    el("th", {text: "token"}, head); el("th", {text: "P"}, body);
+    res.tokens.forEach(function (id, t) {
+      el("td", {text: M.vocab.tgt_itos[id]}, head);
+      el("td", {text: Math.exp(res.logps[t]).toFixed(3)}, body);
+    });
+    var hidden = root.querySelector(".s2s-pg-hidden");
+    hidden.textContent = "";
+    var out = res.tokens.map(function (id) { return M.vocab.tgt_itos[id]; });
+    var encLayer = [], decLayer = [];
+    for (var l = 0; l < L; l++) {
+      encLayer.push(layerMatrix(function (t) {
+        return res.run.encoder.subarray((l * S + t) * H, (l * S + t + 1) * H);
+      }, S));
+      decLayer.push(layerMatrix(function (t) { return res.run.states[t].subarray(l * H, (l + 1) * H); }, T));
+    }
+    encLayer.forEach(function (cols, l) {
+      heatmap(hidden, "Encoder · layer " + (l + 1) + ": h_t after reading each source token",
+        cols, res.source.tokens, res.source.unknown, ENC);
+    });
+    decLayer.forEach(function (cols, l) {
+      heatmap(hidden, "Decoder · layer " + (l + 1) + ": s_t after each step, under the token " +
+        "it predicted", cols, out, null, DEC);
+    });
+    trajectory(hidden, encLayer[L - 1], res.source.tokens, decLayer[L - 1], out);
+    var tree = root.querySelector(".s2s-pg-tree");
+    tree.textContent = "";
+    if (res.beam) beamTree(tree, res.beam.trace);
+    else el("p", {"class": "s2s-pg-note", text: "Greedy search keeps one hypothesis: choose beam search to see the tree."}, tree);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The page
+  // -------------------------------------------------------------------------------------------
+
+  function settings(form) {
+    var margin = form.margin.value.trim();
+    return {search: form.search.value, k: +form.k.value, alpha: Number(form.alpha.value),
+      margin: margin === "" ? null : Number(margin)};
+  }
+
+  function wire(root) {
+    var form = root.querySelector("form"), status = root.querySelector(".s2s-pg-status");
+    var error = root.querySelector(".s2s-pg-error"), result = root.querySelector(".s2s-pg-result");
+    form.k.addEventListener("input", function () { form.kval.value = form.k.value; });
+    function syncSearch() {
+      var greedy = form.search.value === "greedy";
+      [form.k, form.alpha, form.margin].forEach(function (i) { i.disabled = greedy; });
+    }
+    Array.prototype.forEach.call(form.search, function (r) { r.addEventListener("change", syncSearch); });
+    syncSearch();
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var t0 = performance.now();
+      error.hidden = true;
+      status.textContent = "Translating…";
+      root.setAttribute("data-state", "busy");
+      translate(form.sentence.value, settings(form)).then(function (res) {
+        draw(root, res);
+        result.hidden = false;
+        status.textContent = "Done in " + Math.round(performance.now() - t0) + " ms, in this browser.";
+        root.setAttribute("data-state", "done");
+      }, function (e) {
+        error.textContent = e.message;
+        error.hidden = false;
+        result.hidden = true;
+        status.textContent = "";
+        root.setAttribute("data-state", "error");
+      });
+    });
+    return ready.then(function () {
+      form.querySelector("button").disabled = false;
+      var b = M.manifest.bleu;
+      status.textContent = "Model loaded (" + M.manifest.weights.split(",")[0] + " weights): " +
+        "runs here, offline." + (b ? " BLEU on the " + b.sentences + " test sentences, beam 5: " +
+        b.int8_beam5 + " with these weights, " + b.float32_beam5 + " in full precision." : "");
+      root.setAttribute("data-state", "ready");
+    }, function (e) {
+      status.textContent = "The model could not be loaded: " + e.message;
+      root.setAttribute("data-state", "failed");
+    });
+  }
+
+  var ready = load();
+  window.S2SPlayground = {ready: ready, model: M, normalize: normalize, tokenize: tokenize,
+    detokenize: detokenize, prepare: prepare, decode: decode, beamSearch: beamSearch,
+    translate: translate, words: words};
+  var root = document.getElementById("s2s-playground");
+  if (root) wire(root);
+}());
