@@ -374,6 +374,24 @@ def test_bad_arguments_are_refused_with_clear_errors(model):
         beam_explorer(model, "I am cold.", beam_size=0)
     with pytest.raises(ValueError, match="references"):
         bleu_breakdown(["a"], [["a"], ["b"]])
+    for layer in (0, -1, 3, True):  # layers count from 1, as in the chapters
+        with pytest.raises(ValueError, match="layer must be an integer from 1 to 2"):
+            context_map(model, SENTENCES, layer=layer)
+    with pytest.raises(ValueError, match="neighbours"):
+        capture_contexts(model, SENTENCES, neighbours=0)
+
+
+def test_context_map_layers_count_from_one(model):
+    """layer=1 maps the first layer's final states, None (the default) the last layer's."""
+    src, lengths = model.prepare(SENTENCES)
+    with torch.no_grad():
+        _, hidden, _ = model.encode(src, lengths)  # (L, N, H)
+    for layer, expected in ((1, hidden[0]), (2, hidden[1]), (None, hidden[1])):
+        cmap = capture_contexts(model, SENTENCES, layer=layer)
+        assert cmap.layer == (layer or 2)
+        projected = cmap.pca().project(expected)  # (N, 2)
+        torch.testing.assert_close(projected, torch.tensor(cmap.points, dtype=torch.float64))
+    assert "final state of layer 1" in context_map(model, SENTENCES, layer=1).to_html()
 
 
 # ---------------------------------------------------------------------------------------------

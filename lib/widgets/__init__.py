@@ -13,6 +13,10 @@ JavaScript (no network, no require.js): they work in Jupyter, in Colab and on th
 
 Every view has `save_html(path)`. Importing this package imports nothing heavy: each name is
 loaded from its module on first use (ipywidgets only when a live widget is built).
+
+The modules: `trace` (capture records; with `runtime`, `layers`, `decode`, `pca`), one module
+per view (`hidden`, `beam`, `stepper`, `bleu_view`) drawn with `render`, whose JavaScript and
+CSS are the files in `static/`, and `live` (the ipywidgets controls).
 """
 
 from __future__ import annotations
