@@ -109,7 +109,7 @@ def test_views_are_self_contained(views, name, tmp_path):
         assert not found, f"{name} view refers to the outside: {found}"
     # every output carries its own style, data and script (Colab renders outputs in isolation)
     assert fragment.count("<style") == 1 and fragment.count("<script>") == 1
-    # ... and runs that script itself where it was inserted as inert markup (render.ACTIVATE)
+    # ... and runs that script itself where it was inserted as inert markup (lib/widgets/static/activate.js)
     assert re.search(r'^<div class="s2sw-out" id="[^"]+"><style onload="[^"<>]+">', fragment)
     assert 'type="application/json"' in fragment
     assert "<noscript>" in fragment, "a view must say what JavaScript adds"
@@ -458,7 +458,7 @@ def shown(box) -> str:
 def test_live_views_draw_into_an_html_widget_that_runs_their_script(model):
     """Not an Output: widgetsnbextension 3.6.7-3.6.10 (Colab's pin) cannot create one in the
     classic Notebook, and its first render ran no script there. An HTML widget sets innerHTML,
-    which runs no <script>, so the fragment's <style onload> runs it (render.ACTIVATE)."""
+    which runs no <script>, so the fragment's <style onload> runs it (static/activate.js)."""
     import ipywidgets
 
     box = live_beam(model, "I am cold.", beam_size=2)
