@@ -144,6 +144,23 @@ def normalize(raw, length, alpha: float):
 # ---------------------------------------------------------------------------------------------
 
 
+def _step(model, prev: torch.Tensor, state, context, tok: torch.Tensor | None = None):
+    """One decoder step after tokens prev (N,) -> (next token (N,), its log P (N,), state).
+
+    tok=None takes the most likely token (greedy); a given tok (N,) is scored (teacher forcing).
+    Both read log P as `top_candidates` does (logit minus log Z), so the score greedy returns
+    equals `sequence_log_prob` of its output, and beam search with k = 1 equals greedy.
+    """
+    logits, state = model.decoder.step(prev, state, context)  # (N, V), (L, N, H)
+    if tok is None:
+        lp, tok = top_candidates(logits, 1)  # (N, 1), (N, 1)
+        return tok[:, 0], lp[:, 0], state
+    logits = logits.float()
+    lp = logits.gather(1, tok.unsqueeze(1))[:, 0] - torch.logsumexp(logits, dim=-1)  # (N,)
+    never = (tok == PAD) | (tok == SOS)  # (N,) never generated: probability zero
+    return tok, lp.masked_fill(never, NEG_INF), state
+
+
 @torch.no_grad()
 def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
                        max_len: int | None = None, source_cap: bool = False
@@ -159,18 +176,15 @@ def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
-    out = torch.full((B, max_len), PAD, dtype=torch.long, device=dev)  # (B, max_len)
     raw = torch.zeros(B, device=dev)  # (B,)
     active = torch.arange(B, device=dev)  # (A,) sentences still being written
     prev = torch.full((B,), SOS, dtype=torch.long, device=dev)  # (A,)
-    T = 0
+    columns = []  # one (B,) column of ids per step: memory follows the output, not max_len
     for t in range(max_len):
-        logits, state = model.decoder.step(prev, state, context)  # (A, V), (L, A, H)
-        best, tok = top_candidates(logits, 1)  # (A, 1), (A, 1): the most likely token
-        tok = tok[:, 0]  # (A,)
-        out[active, t] = tok
-        raw[active] += best[:, 0]
-        T = t + 1
+        tok, lp, state = _step(model, prev, state, context)  # (A,), (A,), (L, A, H)
+        columns.append(torch.full((B,), PAD, dtype=torch.long, device=dev).index_put_(
+            (active,), tok))  # (B,)
+        raw[active] += lp
         going = (tok != EOS) & (cap > t + 1)  # (A,)
         if not bool(going.all()):
             active, tok, cap = active[going], tok[going], cap[going]  # (A',)
@@ -178,7 +192,7 @@ def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
             if active.numel() == 0:
                 break
         prev = tok
-    return out[:, :T], raw  # (B, T), (B,)
+    return torch.stack(columns, 1), raw  # (B, T), (B,)
 
 
 def greedy(model, src: torch.Tensor, src_lengths: torch.Tensor, max_len: int | None = None,
@@ -202,9 +216,7 @@ def sequence_log_prob(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
     live = torch.ones(B, dtype=torch.bool, device=tgt.device)  # (B,) before the first <eos>
     prev = torch.full((B,), SOS, dtype=torch.long, device=tgt.device)  # (B,)
     for t in range(T):
-        logits, state = model.decoder.step(prev, state, context)  # (B, V)
-        tok = tgt[:, t]  # (B,)
-        lp = log_probs(logits).gather(1, tok.unsqueeze(1)).squeeze(1)  # (B,)
+        tok, lp, state = _step(model, prev, state, context, tgt[:, t])  # (B,), (B,)
         counts = live & (tok != PAD)  # (B,)
         total += torch.where(counts, lp, torch.zeros_like(lp))  # (B,)
         live &= tok != EOS
@@ -308,11 +320,14 @@ def _node_ids(t: int, k: int, device) -> torch.Tensor:
 
 
 class _Pool:
-    """The n best finished hypotheses of every sentence, by normalised score, as tensors."""
+    """The n best finished hypotheses of every sentence, by normalised score, as tensors.
 
-    def __init__(self, B: int, n: int, max_len: int, device):
-        self.n, self.max_len = n, max_len
-        self.seq = torch.full((B, n, max_len), PAD, dtype=torch.long, device=device)  # ids
+    `seq` grows with the longest hypothesis added, so memory follows the outputs, not max_len.
+    """
+
+    def __init__(self, B: int, n: int, device):
+        self.n = n
+        self.seq = torch.full((B, n, 0), PAD, dtype=torch.long, device=device)  # (B, n, T) ids
         self.score = torch.full((B, n), NEG_INF, device=device)  # (B, n) best first
         self.raw = torch.full((B, n), NEG_INF, device=device)  # (B, n)
         self.length = torch.zeros((B, n), dtype=torch.long, device=device)  # (B, n)
@@ -324,7 +339,10 @@ class _Pool:
         A stable sort keeps the earlier-found hypothesis first when scores tie.
         """
         A, c, t = seq.shape
-        seq = F.pad(seq, (0, self.max_len - t), value=PAD)  # (A, c, max_len)
+        if t > self.seq.size(2):
+            self.seq = F.pad(self.seq, (0, t - self.seq.size(2)), value=PAD)  # (B, n, t)
+        T = self.seq.size(2)
+        seq = F.pad(seq, (0, T - t), value=PAD)  # (A, c, T)
         score = torch.cat([self.score[rows], score.masked_fill(~mask, NEG_INF)], 1)  # (A, n+c)
         order = score.sort(dim=1, descending=True, stable=True).indices[:, :self.n]  # (A, n)
         self.score[rows] = score.gather(1, order)  # (A, n)
@@ -334,9 +352,9 @@ class _Pool:
         length = torch.cat([self.length[rows], length], 1)  # (A, n+c)
         self.length[rows] = length.gather(1, order)  # (A, n)
         self.id[rows] = torch.cat([self.id[rows], ids.expand(A, c)], 1).gather(1, order)  # (A, n)
-        seqs = torch.cat([self.seq[rows], seq], 1)  # (A, n+c, max_len)
-        order = order.unsqueeze(-1).expand(-1, -1, self.max_len)  # (A, n, max_len)
-        self.seq[rows] = seqs.gather(1, order)  # (A, n, max_len)
+        seqs = torch.cat([self.seq[rows], seq], 1)  # (A, n+c, T)
+        order = order.unsqueeze(-1).expand(-1, -1, T)  # (A, n, T)
+        self.seq[rows] = seqs.gather(1, order)  # (A, n, T)
 
     def result(self, traces=None) -> BeamResult:
         T = int(self.length[:, 0].max())
@@ -431,7 +449,7 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     seqs = torch.empty((B, 1, 0), dtype=torch.long, device=dev)  # (A, width, t) their tokens
     alive_id = torch.zeros((B, 1), dtype=torch.long, device=dev)  # (A, width) their trace ids
     active = torch.arange(B, device=dev)  # (A,) sentences still searching
-    pool = _Pool(B, n_best, max_len, dev)
+    pool = _Pool(B, n_best, dev)
     recorder = _Recorder(model, src, src_lengths, k, alpha, cap.tolist(), margin) \
         if trace else None
     rank = torch.arange(2 * k, device=dev)  # (2k,)
@@ -576,7 +594,7 @@ def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_l
     dev = src.device
     words = torch.tensor([i for i in range(V) if i not in NEVER_GENERATED and i != EOS],
                          device=dev)  # (w,) tokens that continue a sequence
-    pool = _Pool(src.size(0), n_best, max_len, dev)
+    pool = _Pool(src.size(0), n_best, dev)
     for b in range(src.size(0)):
         n = int(src_lengths[b])
         _, state, context = model.encode(src[b:b + 1, :n], src_lengths[b:b + 1])  # (L, 1, H)

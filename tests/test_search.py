@@ -15,6 +15,8 @@ import math
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
@@ -99,6 +101,15 @@ def test_sequence_log_prob_equals_the_teacher_forced_forward_pass():
     counted[1, 2:] = False
     expected = (logp * counted).sum(1)
     assert torch.allclose(search.sequence_log_prob(model, src, lengths, tgt), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_scores_are_sequence_log_prob_of_its_output(seed):
+    """Greedy and teacher forcing read log P in one shared step, so they agree to the bit."""
+    model = random_model(seed, tgt_words=10, max_len=8)
+    src, lengths = random_batch(model, 1, seed)  # one sentence: the same decoder rows
+    tokens, raw = search.greedy_with_scores(model, src, lengths)
+    assert torch.equal(search.sequence_log_prob(model, src, lengths, tokens), raw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -569,3 +580,54 @@ def test_traces_record_each_sentences_cap():
     caps = search.length_caps(lengths, 30, source_cap=True).tolist()
     assert [tr.max_len for tr in res.traces] == caps
     assert all(max(n.step for n in tr.nodes) <= tr.max_len for tr in res.traces)
+
+
+class _LargestTensor(TorchDispatchMode):
+    """Records the largest tensor any torch operation returns (every allocation goes through
+    an operation, whatever the allocator), in elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.numel = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        sizes = [t.numel() for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        self.numel = max([self.numel, *sizes])
+        return out
+
+
+def largest_tensor(fn) -> int:
+    with _LargestTensor() as spy:
+        fn()
+    return spy.numel
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_memory_follows_the_output_not_max_len(beam_size):
+    """translate caps each output at 2 * S + 6 tokens: a huge max_len must not allocate for
+    max_len tokens (10**8 once asked for over 4 GB). The largest tensor is the same for a
+    max_len of 60 and of 10**6, and translate with max_len=10**8 returns the same sentences."""
+    from lib.toy import tiny_model
+
+    sentences = ["en1 en2 en3", "en4 en5", "en6 en7 en8 en9 en10"]
+    alpha = None if beam_size == 1 else 0.0
+    model = tiny_model(3, max_tgt_len=60)  # untrained: it never writes <eos>, the cap binds
+
+    def translate(n):
+        return lambda: model.translate(sentences, beam_size, n, alpha)
+
+    assert largest_tensor(translate(10**6)) == largest_tensor(translate(60))
+    assert model.translate(sentences, beam_size, 10**8, alpha) == \
+        model.translate(sentences, beam_size, alpha=alpha)
+    # without the source cap, memory follows the longest output written (here 8 tokens)
+    model = tiny_model(3, max_tgt_len=60, scale=2.0, eos_bias=0.5)
+    src, lengths = model.prepare(sentences)
+
+    def decode(n):
+        if beam_size == 1:
+            return search.greedy(model, src, lengths, max_len=n)
+        return search.beam_search(model, src, lengths, beam_size, max_len=n).tokens
+
+    assert largest_tensor(lambda: decode(10**6)) == largest_tensor(lambda: decode(60))
+    assert torch.equal(decode(10**6), decode(60))
