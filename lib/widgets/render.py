@@ -21,7 +21,9 @@ A page that is not a notebook output (a website page with its own script) loads 
 put the CSS files in a <style> or <link>, the view's markup (`View.body`) in an element with
 class "s2sw", then load common.js and the view's files with <script> tags and call
 `S2S.views.<name>(element, data, S2S.kit(element))`. The files are plain ES5 scripts with no
-build step and no templating: all a view's numbers reach it as `data` or in its markup.
+build step and no templating: all a view's numbers reach it as `data` or in its markup. The
+markup itself is drawn here, in Python (each view's module); a page with no Python behind it
+reuses a view's script only with markup of the same classes and data attributes.
 """
 
 from __future__ import annotations
@@ -136,12 +138,12 @@ def activate_handler() -> str:
     return " ".join(line for line in lines if line and not line.startswith("//"))
 
 
-def styles(names: tuple[str, ...]) -> str:
+def inline_styles(names: tuple[str, ...]) -> str:
     """common.css and the views' own CSS files, for one <style>."""
     return "".join(asset(f"{name}.css") for name in ("common", *names)).strip()
 
 
-def scripts(names: tuple[str, ...]) -> str:
+def inline_scripts(names: tuple[str, ...]) -> str:
     """common.js and the views' own files: the fragment's script, before its start-up line."""
     return "".join(asset(f"{name}.js") for name in ("common", *names))
 
@@ -204,10 +206,10 @@ class View:
         start = f"S2S.start({json.dumps(uid)}, {json.dumps(list(self.scripts))});"
         return (
             f'<div class="s2sw-out" id="{uid}-out">'
-            f'<style onload="{esc(activate_handler())}">{styles(self.styles)}</style>\n'
+            f'<style onload="{esc(activate_handler())}">{inline_styles(self.styles)}</style>\n'
             f'<div class="s2sw s2sw-{self.kind}" id="{uid}">\n{self.body}\n</div>\n'
             f'<script type="application/json" id="{uid}-data">{script_json(data)}</script>\n'
-            f'<script>(function () {{ "use strict";\n{scripts(self.scripts)}{start}\n}})();'
+            f'<script>(function () {{ "use strict";\n{inline_scripts(self.scripts)}{start}\n}})();'
             f"</script></div>"
         )
 
