@@ -4,12 +4,22 @@ A checkpoint is a plain dict of tensors, strings and numbers written by `torch.s
 with `torch.load(weights_only=True)`, so opening a file from the internet cannot run code.
 `torch.save` writes a zip archive with a CRC-32 per member, but `torch.load` never checks them:
 a damaged file can load silently and translate nonsense. `read` checks every CRC first.
+
+A save never half-writes its destination (a temporary file is renamed over it), and when the
+destination cannot take the file (a full disk, a read-only folder) the weights are written to
+the system's temporary folder instead, and the error says where: a failed final save does not
+throw away a training run. `check_writable` tells before training that a save will fail.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import os
 import secrets
+import shutil
+import tempfile
+import typing
 import zipfile
 import zlib
 from pathlib import Path
@@ -18,6 +28,7 @@ import torch
 
 from lib.data import Vocab
 from lib.model import ModelConfig, Seq2Seq
+from lib.validate import is_int, is_number
 
 FORMAT = "seq2seq-course/1"
 
@@ -31,10 +42,10 @@ def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None,
     """Write model weights, config, vocabularies and `extra` (e.g. training info) atomically.
 
     `dtype` (e.g. torch.float16) stores the floating-point weights in that precision, to halve a
-    download; `load` casts them back to the model's float32 parameters.
+    download; `load` casts them back to the model's float32 parameters. If `path` cannot be
+    written, the checkpoint goes to `rescue_path(path)` and CheckpointError names both.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise ValueError(f"dtype must be a floating-point torch dtype or None, got {dtype!r}")
     state = {k: v.detach().cpu().to(dtype if dtype and v.is_floating_point() else v.dtype)
@@ -42,12 +53,26 @@ def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None,
     blob = {"format": FORMAT, "config": model.config.to_dict(),
             "src_itos": model.src_vocab.itos, "tgt_itos": model.tgt_vocab.itos,
             "state_dict": state, "extra": extra or {}}
+    try:
+        _write_atomically(blob, path)
+    except (OSError, RuntimeError) as e:  # torch reports a full disk as a RuntimeError
+        raise _rescue(blob, path, e) from e
+    return path
+
+
+def _write(blob: dict, path: Path) -> None:
+    # Through a file object: torch.save records a path's name inside the archive, which
+    # would make identical models give different bytes under random temporary names.
+    with open(path, "wb") as f:
+        torch.save(blob, f)
+
+
+def _write_atomically(blob: dict, path: Path) -> None:
+    """Write to a temporary file beside `path`, check that a safe load reads it, rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.part-{secrets.token_hex(4)}")
     try:
-        # Through a file object: torch.save records a path's name inside the archive, which
-        # would make identical models give different bytes under random temporary names.
-        with open(tmp, "wb") as f:
-            torch.save(blob, f)
+        _write(blob, tmp)
         try:
             torch.load(tmp, map_location="cpu", weights_only=True)
         except Exception as e:
@@ -57,6 +82,65 @@ def save(model: Seq2Seq, path: str | os.PathLike, extra: dict | None = None,
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def rescue_path(path: str | os.PathLike) -> Path:
+    """Where `save` puts a checkpoint that `path` could not take: the system's temp folder."""
+    return Path(tempfile.gettempdir()) / "seq2seq-rescued" / Path(path).name
+
+
+def _rescue(blob: dict, path: Path, error: Exception) -> CheckpointError:
+    """Save `blob` at rescue_path(path) and return the error to raise, which says where."""
+    reason = _why_not_written(error, path, blob)
+    spare = rescue_path(path)
+    if spare.parent.resolve() == path.parent.resolve():
+        return CheckpointError(f"cannot save the checkpoint to {path}: {reason}")
+    try:
+        _write_atomically(blob, spare)
+    except (OSError, RuntimeError) as e:
+        return CheckpointError(f"cannot save the checkpoint to {path}: {reason}; keeping it in "
+                               f"{spare} failed too ({e}), so the weights are lost")
+    return CheckpointError(f"cannot save the checkpoint to {path}: {reason}. The weights are "
+                           f"kept in {spare}: move that file to {path} once its folder can take "
+                           f"it, or load it from there with lib.checkpoint.load")
+
+
+def _why_not_written(error: Exception, path: Path, blob: dict) -> str:
+    """A reason a person can act on; a full disk is named as such, with the sizes."""
+    need = sum(t.numel() * t.element_size() for t in blob["state_dict"].values())
+    folder = next((p for p in (path, *path.parents) if p.exists()), path.parent)
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    full = isinstance(error, OSError) and error.errno == errno.ENOSPC
+    if full or (free is not None and free < need):
+        space = f"; {free / 1e6:.1f} MB free there" if free is not None else ""
+        return (f"no space left on the device{space}, the checkpoint needs about "
+                f"{need / 1e6:.1f} MB")
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror} ({error.filename or path.parent})"
+    return f"{type(error).__name__}: {error}"
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Raise CheckpointError unless a file can be written at `path` (its folder is created).
+
+    Call it before a long training run, so that a read-only or missing folder fails in a
+    second instead of after the run (a full disk is still caught by `save`'s rescue).
+    """
+    path = Path(path)
+    probe = path.with_name(f"{path.name}.probe-{secrets.token_hex(4)}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(probe, "wb") as f:
+                f.write(b"\0" * 4096)
+        finally:
+            probe.unlink(missing_ok=True)
+    except OSError as e:
+        raise CheckpointError(f"cannot write a checkpoint at {path}: {e.strerror or e} "
+                              f"({e.filename or path.parent})") from e
     return path
 
 
@@ -74,7 +158,35 @@ def read(path: str | os.PathLike) -> dict:
         found = blob.get("format") if isinstance(blob, dict) else type(blob).__name__
         raise CheckpointError(f"{path} is not a seq2seq-course checkpoint (format {found!r}, "
                               f"expected {FORMAT!r})")
+    problem = config_problem(blob.get("config"))
+    if problem:
+        raise CheckpointError(f"checkpoint {path} has an invalid config: {problem}")
     return blob
+
+
+_FIELD_CHECKS = {int: (is_int, "an integer"), float: (is_number, "a number"),
+                 bool: (lambda v: isinstance(v, bool), "True or False")}
+
+
+def config_problem(config) -> str | None:
+    """What is wrong with a stored config dict (None if nothing): every ModelConfig field
+    present, no other, each of its declared type (a bool is not an int, "0.1" not a float)."""
+    if not isinstance(config, dict):
+        return f"expected a dict of ModelConfig fields, got {type(config).__name__}"
+    types = typing.get_type_hints(ModelConfig)
+    fields = {f.name: f for f in dataclasses.fields(ModelConfig)}
+    unknown = sorted(set(config) - set(fields), key=str)
+    if unknown:
+        return f"unknown field(s) {', '.join(map(repr, unknown))}"
+    for name, f in fields.items():
+        if name not in config:
+            if f.default is dataclasses.MISSING:
+                return f"the field {name!r} is missing"
+            continue
+        ok, kind = _FIELD_CHECKS[types[name]]
+        if not ok(config[name]):
+            return f"{name} must be {kind}, got {config[name]!r} ({type(config[name]).__name__})"
+    return None
 
 
 def check_archive(path: str | os.PathLike) -> None:

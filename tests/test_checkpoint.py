@@ -3,7 +3,11 @@ corrupt and foreign files."""
 
 from __future__ import annotations
 
+import errno
 import re
+import shutil
+import tempfile
+from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -105,21 +109,105 @@ def _failing_save(obj, f, *args, **kwargs):
     raise OSError(28, "No space left on device")
 
 
-def test_a_failed_save_keeps_the_previous_checkpoint(saved, monkeypatch):
+@pytest.fixture
+def temp_dir(tmp_path, monkeypatch):
+    """The system temp folder, where a checkpoint that cannot be saved is kept."""
+    folder = tmp_path / "system-tmp"
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def test_a_failed_save_keeps_the_previous_checkpoint(saved, temp_dir, monkeypatch):
     model, path = saved
     before = path.read_bytes()
-    monkeypatch.setattr(torch, "save", _failing_save)
-    with pytest.raises(OSError, match="No space left"):
+    monkeypatch.setattr(torch, "save", _failing_save)  # everywhere: the rescue fails too
+    with pytest.raises(CheckpointError, match="No space left|no space left") as err:
         checkpoint.save(tiny_model(seed=9), path)
+    assert "the weights are lost" in str(err.value)
     assert path.read_bytes() == before  # the destination is never half-written
 
 
-def test_a_failed_save_leaves_no_temporary_file(saved, monkeypatch):
+def test_a_failed_save_leaves_no_temporary_file(saved, temp_dir, monkeypatch):
     model, path = saved
     monkeypatch.setattr(torch, "save", _failing_save)
-    with pytest.raises(OSError):
+    with pytest.raises(CheckpointError):
         checkpoint.save(tiny_model(seed=9), path)
     assert sorted(p.name for p in path.parent.iterdir()) == ["model.pt"]
+    assert list(temp_dir.rglob("*.part-*")) == []
+
+
+def _fails_in(folder: Path, error: Exception):
+    """checkpoint._write that raises `error` for files in `folder` and writes elsewhere."""
+    real = checkpoint._write
+
+    def write(blob, path):
+        if Path(path).parent == folder:
+            Path(path).write_bytes(b"PK\x03\x04 half")  # as if the disk filled up mid-write
+            raise error
+        real(blob, path)
+
+    return write
+
+
+def test_a_full_disk_keeps_the_weights_in_the_temp_folder_and_says_where(saved, temp_dir,
+                                                                           monkeypatch):
+    """A failed final save must not throw away a training run: the weights go to the system
+    temp folder, and the error names the reason and the file."""
+    _, path = saved
+    before = path.read_bytes()
+    model = tiny_model(seed=9)
+    full = OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(checkpoint, "_write", _fails_in(path.parent, full))
+    with pytest.raises(CheckpointError) as err:
+        checkpoint.save(model, path, extra={"minutes": 20.0})
+    kept = checkpoint.rescue_path(path)
+    assert kept.parent.parent == temp_dir and kept.is_file()
+    message = str(err.value)
+    assert "no space left on the device" in message and "MB free" in message
+    assert str(kept) in message and str(path) in message
+    assert path.read_bytes() == before  # the old checkpoint is untouched, no temporary files
+    assert sorted(p.name for p in path.parent.iterdir()) == ["model.pt"]
+    rescued = checkpoint.load(kept, device="cpu")
+    assert _same_state(rescued, model) and rescued.extra == {"minutes": 20.0}
+
+
+def _same_state(a, b) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_torchs_inline_container_error_on_a_full_disk_is_named(saved, temp_dir, monkeypatch):
+    """torch.save reports a full disk as an unreadable RuntimeError: the free space tells."""
+    _, path = saved
+    torch_error = RuntimeError("[enforce fail at inline_container.cc:595] . unexpected pos "
+                               "1216 vs 1110")
+    monkeypatch.setattr(checkpoint, "_write", _fails_in(path.parent, torch_error))
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 1000, 1000))
+    with pytest.raises(CheckpointError, match=r"no space left on the device; 0\.0 MB free "
+                                              r"there, the checkpoint needs about"):
+        checkpoint.save(tiny_model(seed=9), path)
+    assert checkpoint.rescue_path(path).is_file()
+
+
+def test_an_unwritable_destination_keeps_the_weights_in_the_temp_folder(tmp_path, temp_dir):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    path = blocker / "model.pt"
+    model = tiny_model(seed=3)
+    with pytest.raises(CheckpointError, match=re.escape(str(checkpoint.rescue_path(path)))):
+        checkpoint.save(model, path)
+    assert _same_state(checkpoint.load(checkpoint.rescue_path(path), device="cpu"), model)
+
+
+def test_check_writable_fails_before_training_not_after(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(CheckpointError, match=_named(blocker / "sub" / "model.pt")):
+        checkpoint.check_writable(blocker / "sub" / "model.pt")
+    ok = tmp_path / "new" / "folder" / "model.pt"
+    assert checkpoint.check_writable(ok) == ok
+    assert ok.parent.is_dir() and list(ok.parent.iterdir()) == []  # the probe is gone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,6 +383,38 @@ def test_save_only_writes_what_load_accepts(tmp_path, value):
         assert not path.exists()  # refused up front, nothing written: acceptable
         return
     assert checkpoint.load(path, device="cpu").extra["value"] == value
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("dropout", "0.1", "dropout must be a number, got '0.1' (str)"),
+    ("hidden_size", 16.0, "hidden_size must be an integer, got 16.0"),
+    ("num_layers", True, "num_layers must be an integer, got True (bool)"),
+    ("feed_context", 1, "feed_context must be True or False, got 1"),
+    ("src_vocab_size", None, "src_vocab_size must be an integer, got None"),
+])
+def test_a_config_value_of_the_wrong_type_is_a_checkpoint_error(saved, tmp_path, field, value,
+                                                                 words):
+    """Not a raw TypeError from deep inside torch: the file, the field and the value."""
+    _, path = saved
+    blob = checkpoint.read(path)
+    blob["config"][field] = value
+    bad = tmp_path / "bad-config.pt"
+    torch.save(blob, bad)
+    with pytest.raises(CheckpointError, match=_named(bad) + ".*" + re.escape(words)):
+        checkpoint.load(bad, device="cpu")
+
+
+@pytest.mark.parametrize("config, words", [
+    ("hidden=16", "expected a dict of ModelConfig fields, got str"),
+    ({"tgt_vocab_size": 9}, "the field 'src_vocab_size' is missing"),
+])
+def test_a_config_that_is_not_a_dict_of_fields(saved, tmp_path, config, words):
+    _, path = saved
+    blob = {**checkpoint.read(path), "config": config}
+    bad = tmp_path / "bad-config.pt"
+    torch.save(blob, bad)
+    with pytest.raises(CheckpointError, match=re.escape(words)):
+        checkpoint.read(bad)
 
 
 def test_checkpoint_error_is_a_value_error():
