@@ -7,14 +7,16 @@ page keeps them after its first execution and reads them back afterwards:
     result = memo.cached("tf-ratio", {"ratio": 0.5, "steps": 240, ...}, lambda: run(0.5),
                          modules=(lib.train, lib.model))
 
-The key is the settings (`key`, any JSON value), the source code of `modules` and the torch
-version: change any of them and the computation runs again. Results are JSON, stored in
+The key is the settings (`key`, any JSON value), the code of `modules` (without comments and
+docstrings, which do not change what it computes) and the torch version: change any of them and
+the computation runs again. Results are JSON, stored in
 `lib.download.cache_dir()/results/`; delete that folder, or set SEQ2SEQ_RECOMPUTE=1, to
 recompute everything.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
@@ -25,8 +27,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _code(module) -> str:
+    """The module's code as a syntax tree, without docstrings: comments and prose may change."""
+    tree = ast.parse(inspect.getsource(module))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def fingerprint(key, modules=()) -> str:
-    """A hex digest of the settings `key`, the source of `modules` and the torch version."""
+    """A hex digest of the settings `key`, the code of `modules` and the torch version."""
     import torch
 
     try:
@@ -39,7 +53,7 @@ def fingerprint(key, modules=()) -> str:
             raise TypeError(f"modules must be modules (e.g. lib.train), got "
                             f"{type(module).__name__}")
         h.update(module.__name__.encode())
-        h.update(inspect.getsource(module).encode())
+        h.update(_code(module).encode())
     h.update(torch.__version__.encode())
     return h.hexdigest()
 

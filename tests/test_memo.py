@@ -56,6 +56,18 @@ def test_a_changed_module_source_changes_the_key(monkeypatch):
     assert memo.fingerprint({"a": 1}, (lib.head,)) != before
 
 
+def test_comments_and_docstrings_do_not_change_the_key(monkeypatch):
+    source = 'def f(x):\n    """Why."""\n    return x + 1  # a comment\n'
+    monkeypatch.setattr(memo.inspect, "getsource", lambda m: source)
+    before = memo.fingerprint({}, (lib.head,))
+    monkeypatch.setattr(memo.inspect, "getsource", lambda m: (
+        '"""A module docstring."""\n\n\ndef f(x):\n    """Why, said better."""\n'
+        '    # a new comment\n    return x + 1\n'))
+    assert memo.fingerprint({}, (lib.head,)) == before
+    monkeypatch.setattr(memo.inspect, "getsource", lambda m: "def f(x):\n    return x + 2\n")
+    assert memo.fingerprint({}, (lib.head,)) != before
+
+
 def test_key_order_does_not_matter():
     assert memo.fingerprint({"a": 1, "b": 2}) == memo.fingerprint({"b": 2, "a": 1})
 
