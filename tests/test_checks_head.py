@@ -22,43 +22,70 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-# --- softmax --------------------------------------------------------------------------------
+# --- log_softmax ----------------------------------------------------------------------------
 
 
-def softmax(logits):
+def log_softmax(logits):
     z = logits - logits.max(dim=-1, keepdim=True).values  # the largest becomes 0
-    e = torch.exp(z)
+    return z - torch.log(torch.exp(z).sum(dim=-1, keepdim=True))
+
+
+def _stable_softmax(z):
+    e = torch.exp(z - z.max(dim=-1, keepdim=True).values)
     return e / e.sum(dim=-1, keepdim=True)
 
 
-def test_softmax_accepts_the_reference():
-    result = checks.check_softmax(softmax)
+def _max(z, dim=-1):
+    return z.max(dim=dim, keepdim=True).values
+
+
+def test_log_softmax_accepts_the_reference():
+    result = checks.check_log_softmax(log_softmax)
     assert result.ok, result
 
 
+def test_the_reference_is_torch_log_softmax_where_the_log_of_a_softmax_is_not():
+    z = torch.tensor([0.0, -200.0])
+    assert torch.allclose(log_softmax(z), torch.log_softmax(z, -1))
+    assert float(log_softmax(z)[1]) == pytest.approx(-200.0)
+    assert torch.isneginf(torch.log(_stable_softmax(z))[1])  # the exercise's prediction
+
+
 @pytest.mark.parametrize("wrong, words", [
-    (lambda z: torch.exp(z) / torch.exp(z).sum(-1, keepdim=True), "subtract each row's maximum"),
-    (lambda z: torch.exp(z - z.max()), "must sum to 1"),
-    (lambda z: torch.exp(z - z.max(0, keepdim=True).values)
-     / torch.exp(z - z.max(0, keepdim=True).values).sum(0, keepdim=True), "dim 0"),
-    (lambda z: torch.softmax(z, -1), "torch's own softmax"),
-    (lambda z: F.softmax(z, dim=-1), "torch's own softmax"),
-    (lambda z: z.softmax(-1), "torch's own softmax"),
+    (lambda z: torch.log(_stable_softmax(z)), "That is the log of a softmax"),
+    (lambda z: z - torch.log(torch.exp(z).sum(-1, keepdim=True)), "overflows"),
+    (lambda z: z - _max(z), "you returned z - max(z)"),
+    (lambda z: z - torch.log(torch.exp(z - _max(z)).sum(-1, keepdim=True)),
+     "off by each row's maximum"),
+    (lambda z: -log_softmax(z), "you returned -log P"),
+    (lambda z: z - _max(z, 0) - torch.log(torch.exp(z - _max(z, 0)).sum(0, keepdim=True)),
+     "dim 0"),
+    (lambda z: torch.log_softmax(z, -1), "torch's own softmax, log_softmax and logsumexp"),
+    (lambda z: F.log_softmax(z, dim=-1), "torch's own"),
+    (lambda z: z.log_softmax(-1), "torch's own"),
+    (lambda z: z - torch.logsumexp(z, -1, keepdim=True), "torch's own"),
+    (lambda z: z - z.logsumexp(-1, keepdim=True), "torch's own"),
+    (lambda z: torch.log(torch.softmax(z, -1)), "torch's own"),
+    (lambda z: log_softmax(z) * 1.01, "differs at index"),
 ])
-def test_softmax_rejects_typical_mistakes(wrong, words):
-    result = checks.check_softmax(wrong)
+def test_log_softmax_rejects_typical_mistakes(wrong, words):
+    result = checks.check_log_softmax(wrong)
     assert result.done and not result.ok
     assert words in str(result), result
 
 
-def test_softmax_check_restores_torch_softmax():
-    checks.check_softmax(lambda z: torch.softmax(z, -1))
-    assert torch.allclose(torch.softmax(torch.zeros(2), -1), torch.tensor([0.5, 0.5]))
-    assert torch.allclose(torch.zeros(2).softmax(-1), torch.tensor([0.5, 0.5]))
+def test_log_softmax_check_restores_torch_functions():
+    checks.check_log_softmax(lambda z: torch.log_softmax(z, -1))
+    two = torch.zeros(2)
+    half = torch.tensor([0.5, 0.5])
+    assert torch.allclose(torch.softmax(two, -1), half)
+    assert torch.allclose(two.softmax(-1), half)
+    assert torch.allclose(F.log_softmax(two, -1).exp(), half)
+    assert torch.allclose(torch.logsumexp(two, -1), torch.tensor(2.0).log())
 
 
-def test_softmax_skeleton_is_not_done():
-    assert not checks.check_softmax(skeleton).done
+def test_log_softmax_skeleton_is_not_done():
+    assert not checks.check_log_softmax(skeleton).done
 
 
 # --- masked cross-entropy -------------------------------------------------------------------
@@ -164,13 +191,12 @@ def test_sequence_log_prob_skeleton_is_not_done():
 # --- inputs changed in place ------------------------------------------------------------------
 
 
-def test_softmax_names_logits_changed_in_place():
+def test_log_softmax_names_logits_changed_in_place():
     def in_place(logits):
         logits -= logits.max(dim=-1, keepdim=True).values
-        logits.exp_()
-        return logits / logits.sum(dim=-1, keepdim=True)
+        return logits - torch.log(torch.exp(logits).sum(dim=-1, keepdim=True))
 
-    result = checks.check_softmax(in_place)
+    result = checks.check_log_softmax(in_place)
     assert not result.ok and result.done
     assert "your function changed its input `logits` in place" in str(result)
     assert "compute a new tensor instead" in str(result)
@@ -184,3 +210,75 @@ def test_cross_entropy_names_targets_changed_in_place():
         return -(picked * real).sum() / real.sum()
 
     assert "`targets` in place" in str(checks.check_masked_cross_entropy(masks_in_place))
+
+
+# --- calibration ------------------------------------------------------------------------------
+
+
+def calibration(top_p, right, edges):
+    groups = []
+    for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+        last = i == len(edges) - 2
+        inside = (top_p >= lo) & ((top_p <= hi) if last else (top_p < hi))
+        groups.append((float(top_p[inside].mean()), float(right[inside].float().mean())))
+    return groups
+
+
+def test_calibration_accepts_the_reference_and_agrees_with_the_hand_computation():
+    result = checks.check_calibration(calibration)
+    assert result.ok, result
+    top_p = torch.tensor([0.2, 0.5, 0.5, 0.7, 0.8, 0.9, 1.0, 1.0])
+    right = torch.tensor([False, True, False, True, True, False, True, True])
+    got = calibration(top_p, right, [0.0, 0.5, 0.8, 1.0])
+    flat = [x for pair in got for x in pair]
+    assert flat == pytest.approx([0.2, 0.0, 1.7 / 3, 2 / 3, 3.7 / 4, 3 / 4], abs=1e-6)
+
+
+def _half_open(top_p, right, edges):  # [lo, hi) everywhere: p = 1.0 falls out
+    return [(float(top_p[(top_p >= lo) & (top_p < hi)].mean()),
+             float(right[(top_p >= lo) & (top_p < hi)].float().mean()))
+            for lo, hi in zip(edges, edges[1:])]
+
+
+def _left_open(top_p, right, edges):  # (lo, hi]
+    return [(float(top_p[(top_p > lo) & (top_p <= hi)].mean()),
+             float(right[(top_p > lo) & (top_p <= hi)].float().mean()))
+            for lo, hi in zip(edges, edges[1:])]
+
+
+def _over_all(top_p, right, edges):  # right ones of the group / all positions
+    return [(c, a * int(((top_p >= lo) & ((top_p <= hi) if i == len(edges) - 2
+                                          else (top_p < hi))).sum()) / len(top_p))
+            for i, ((c, a), lo, hi) in enumerate(zip(calibration(top_p, right, edges), edges,
+                                                     edges[1:]))]
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda p, r, e: [(a, c) for c, a in calibration(p, r, e)], "other way round"),
+    (_half_open, "must include its upper edge"),
+    (_left_open, "not (lo, hi]"),
+    (_over_all, "not over all positions"),
+    (lambda p, r, e: [(c, a * 100) for c, a in calibration(p, r, e)], "expected mean top_p"),
+    (lambda p, r, e: calibration(p, r, e)[:-1], "groups; you returned 2 pairs"),
+    (lambda p, r, e: 0.5, "return a list with one pair"),
+])
+def test_calibration_names_typical_mistakes(wrong, words):
+    result = checks.check_calibration(wrong)
+    assert result.done and not result.ok
+    assert words in str(result), result
+
+
+def test_calibration_names_counts_instead_of_shares():
+    def counts(top_p, right, edges):
+        out = []
+        for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            last = i == len(edges) - 2
+            inside = (top_p >= lo) & ((top_p <= hi) if last else (top_p < hi))
+            out.append((float(top_p[inside].mean()), int(right[inside].sum())))
+        return out
+
+    assert "how many are right" in str(checks.check_calibration(counts))
+
+
+def test_calibration_skeleton_is_not_done():
+    assert not checks.check_calibration(skeleton).done

@@ -1,10 +1,11 @@
 """Checkers for the exercises of "The prediction head".
 
-    check_softmax(softmax)                      eq. 8, stable for large logits
+    check_log_softmax(log_softmax)              log of eq. 8, finite where a softmax underflows
     check_masked_cross_entropy(cross_entropy)   eq. 7 averaged over real tokens, padding masked
     check_sequence_log_prob(sequence_log_prob)  log P(y | x) by teacher forcing
+    check_calibration(calibration)              per confidence group: mean P(top), share right
 
-Each checker compares the learner's function with the reference (torch.softmax,
+Each checker compares the learner's function with the reference (torch.log_softmax,
 lib.head.masked_cross_entropy, lib.search.sequence_log_prob) and, when the answer equals a
 common mistake (padding in the loss, the mean over every position, the log forgotten, the
 model's own prediction fed instead of the target...), computes that mistake too and names it.
@@ -25,21 +26,20 @@ from lib.head import masked_cross_entropy
 from lib.search import greedy, sequence_log_prob
 
 # ---------------------------------------------------------------------------------------------
-# softmax(logits (..., V)) -> probabilities (..., V)
+# log_softmax(logits (..., V)) -> log-probabilities (..., V)
 # ---------------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
 def _no_builtin_softmax():
-    """Make torch's own softmax functions raise while the learner's code runs."""
+    """Make torch's own softmax, log_softmax and logsumexp raise while the learner's code runs."""
     def refuse(*args, **kwargs):
-        raise Mismatch("write softmax from torch.exp and a sum; torch's own softmax (and "
-                       "log_softmax) is what the exercise rebuilds")
+        raise Mismatch("write log_softmax from torch.exp, torch.log, max and sums; torch's own "
+                       "softmax, log_softmax and logsumexp are what the exercise rebuilds")
 
-    saved = [(torch, "softmax", torch.softmax), (F, "softmax", F.softmax),
-             (torch.Tensor, "softmax", torch.Tensor.softmax),
-             (torch, "log_softmax", torch.log_softmax), (F, "log_softmax", F.log_softmax),
-             (torch.Tensor, "log_softmax", torch.Tensor.log_softmax)]
+    saved = [(owner, name, getattr(owner, name))
+             for owner in (torch, F, torch.Tensor)
+             for name in ("softmax", "log_softmax", "logsumexp") if hasattr(owner, name)]
     try:
         for owner, name, _ in saved:
             setattr(owner, name, refuse)
@@ -49,43 +49,65 @@ def _no_builtin_softmax():
             setattr(owner, name, original)
 
 
-def _softmax_case(fn, logits: torch.Tensor, label: str) -> str:
-    expected = torch.softmax(logits, dim=-1)
+def _log_softmax_case(fn, logits: torch.Tensor, label: str) -> str:
+    expected = torch.log_softmax(logits, dim=-1)  # (..., V)
     with _no_builtin_softmax():
         got = call(fn, logits, names=("logits",), where=label)
     if not torch.is_tensor(got):
-        raise Mismatch(f"{label}: return a tensor of probabilities, got {type(got).__name__}")
-    expect_shape(f"{label}: the probabilities", got, tuple(logits.shape))
-    got = got.detach()
-    if not bool(torch.isfinite(got).all()):
+        raise Mismatch(f"{label}: return a tensor of log-probabilities, got {type(got).__name__}")
+    expect_shape(f"{label}: the log-probabilities", got, tuple(logits.shape))
+    got = got.detach().float()
+    ninf = torch.isneginf(got)  # (..., V)
+    # -inf where the answer is modest (all of a row, say) comes from log(inf): an overflow
+    overflow = bool(torch.isnan(got).any() | torch.isposinf(got).any()
+                    | (ninf & (expected > -80)).any())
+    if overflow:
         raise Mismatch(f"{label}: you returned nan or inf. exp() of a large logit overflows "
-                       f"(float32 exp(89) is already inf); subtract each row's maximum before "
-                       f"exp: softmax(z) = softmax(z - max(z)), and the largest exp is then 1")
-    sums = got.sum(-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
-        if logits.dim() > 1 and torch.allclose(got.sum(0), torch.ones_like(got.sum(0)),
-                                               atol=1e-4):
-            raise Mismatch(f"{label}: your probabilities sum to 1 over dim 0 (the batch); "
-                           f"normalise over the last dimension, the vocabulary (dim=-1)")
-        raise Mismatch(f"{label}: each row must sum to 1 over the vocabulary; yours sum to "
-                       f"{sums.flatten()[0].item():.4g}... (divide exp(z) by its sum over "
-                       f"dim=-1, with keepdim=True)")
-    expect_close(f"{label}: the probabilities", got, expected, atol=1e-6, rtol=1e-4)
+                       f"(float32 exp(89) is already inf); subtract each row's maximum m before "
+                       f"exp, and add it back outside the log: log sum exp(z) = m + log sum "
+                       f"exp(z - m)")
+    if bool(ninf.any()):
+        raise Mismatch(f"{label}: you returned -inf where the log-probability is a finite number "
+                       f"(here as low as {float(expected.min()):.1f}). That is the log of a "
+                       f"softmax: exp(z - m) underflows to exactly 0 once z is about 104 below "
+                       f"the maximum, and log(0) = -inf. Never take the log of a probability: "
+                       f"log softmax(z) = (z - m) - log sum exp(z - m), and that sum is >= 1")
+    if bool((got > 1e-4).any()) and torch.allclose(got, -expected, atol=1e-4, rtol=1e-4):
+        raise Mismatch(f"{label}: you returned -log P (the loss of each word); log-probabilities "
+                       f"are <= 0")
+    m = logits.max(dim=-1, keepdim=True).values  # (..., 1)
+    if torch.allclose(got, logits - m, atol=1e-4, rtol=1e-5) and not torch.allclose(
+            got, expected, atol=1e-4, rtol=1e-5):
+        raise Mismatch(f"{label}: you returned z - max(z): the largest becomes 0, but the rows "
+                       f"are not normalised yet; subtract log sum exp(z - max(z)) too, so that "
+                       f"exp of each row sums to 1")
+    if torch.allclose(got, expected + m, atol=1e-3, rtol=1e-5) and bool((m.abs() > 1e-3).any()):
+        raise Mismatch(f"{label}: off by each row's maximum m: you subtracted log sum exp(z - m) "
+                       f"but not m; log softmax(z) = (z - m) - log sum exp(z - m)")
+    if logits.dim() > 1:
+        over_batch = torch.log_softmax(logits, dim=0)
+        if torch.allclose(got, over_batch, atol=1e-4, rtol=1e-4):
+            raise Mismatch(f"{label}: you normalised over dim 0 (the batch); normalise over the "
+                           f"last dimension, the vocabulary (dim=-1, keepdim=True)")
+    expect_close(f"{label}: the log-probabilities", got, expected, atol=1e-4, rtol=1e-4)
     return label
 
 
-def check_softmax(fn) -> CheckResult:
-    """fn(logits (..., V)) -> softmax over the last dimension, stable for large logits."""
+def check_log_softmax(fn) -> CheckResult:
+    """fn(logits (..., V)) -> log softmax over the last dimension, finite wherever it should be."""
     g = torch.Generator().manual_seed(0)
     return run_checks(
-        "softmax",
-        lambda: _softmax_case(fn, torch.randn(5, generator=g), "one vector of 5 logits"),
-        lambda: _softmax_case(fn, torch.randn(4, 7, generator=g) * 3, "a batch (4, 7)"),
-        lambda: _softmax_case(fn, torch.randn(2, 3, 6, generator=g), "a batch (2, 3, 6)"),
-        lambda: _softmax_case(fn, torch.tensor([[1000.0, 1001.0, 1002.0], [-5.0, 0.0, 5.0]]),
-                              "large logits [1000, 1001, 1002]"),
-        lambda: _softmax_case(fn, torch.tensor([[-1000.0, -1001.0, -999.0]]),
-                              "very negative logits"),
+        "log_softmax",
+        lambda: _log_softmax_case(fn, torch.randn(5, generator=g), "one vector of 5 logits"),
+        lambda: _log_softmax_case(fn, torch.randn(4, 7, generator=g) * 3, "a batch (4, 7)"),
+        lambda: _log_softmax_case(fn, torch.randn(2, 3, 6, generator=g), "a batch (2, 3, 6)"),
+        lambda: _log_softmax_case(fn, torch.tensor([[0.0, -200.0, 3.0], [1.0, 2.0, -150.0]]),
+                                  "logits far apart [0, -200, 3]"),
+        lambda: _log_softmax_case(fn, torch.tensor([[1000.0, 1001.0, 1002.0],
+                                                    [-5.0, 0.0, 5.0]]),
+                                  "large logits [1000, 1001, 1002]"),
+        lambda: _log_softmax_case(fn, torch.tensor([[-1000.0, -1001.0, -999.0]]),
+                                  "very negative logits"),
     )
 
 
@@ -250,3 +272,84 @@ def check_sequence_log_prob(fn, model=None) -> CheckResult:
             return _seq_case(fn, model, s, n, out, "course model, its own greedy outputs")
         checks.append(course)
     return run_checks("sequence_log_prob", *checks)
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration(top_p (N,), right (N,), edges) -> [(mean top_p, share right)] per group
+# ---------------------------------------------------------------------------------------------
+
+
+def _calibration_reference(top_p, right, edges, closed_last=True, left_open=False):
+    """Per group [lo, hi) (the last one [lo, hi]): (mean confidence, share right)."""
+    groups = []
+    for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+        last = closed_last and i == len(edges) - 2
+        if left_open:  # (lo, hi]: the learner's mistake
+            inside = (top_p > lo) & (top_p <= hi)  # (N,)
+        else:
+            inside = (top_p >= lo) & ((top_p <= hi) if last else (top_p < hi))  # (N,)
+        groups.append((float(top_p[inside].mean()), float(right[inside].float().mean())))
+    return groups
+
+
+def _calibration_case(fn, top_p, right, edges, label: str) -> str:
+    expected = _calibration_reference(top_p, right, edges)
+    got = call(fn, top_p, right, list(edges), names=("top_p", "right", "edges"), where=label)
+    try:
+        got = [(float(c), float(a)) for c, a in got]
+    except (TypeError, ValueError):
+        raise Mismatch(f"{label}: return a list with one pair (mean top_p, share right) per "
+                       f"group, got {got!r:.80}") from None
+    if len(got) != len(expected):
+        raise Mismatch(f"{label}: {len(edges)} edges make {len(expected)} groups; you returned "
+                       f"{len(got)} pairs")
+
+    def same(a, b):
+        return all(math.isclose(x, y, abs_tol=1e-5) or (math.isnan(x) and math.isnan(y))
+                   for p, q in zip(a, b) for x, y in zip(p, q))
+
+    if same(got, expected):
+        return label
+    last = len(edges) - 2
+    counts = [int(((top_p >= lo) & ((top_p <= hi) if i == last else (top_p < hi))).sum())
+              for i, (lo, hi) in enumerate(zip(edges, edges[1:]))]  # positions per group
+    for wrong, why in (
+            ([(a, c) for c, a in expected], "each pair is (mean top_p, share right): you "
+                                             "returned them the other way round"),
+            (_calibration_reference(top_p, right, edges, closed_last=False),
+             "the top word's probability can be exactly 1.0, and those positions fell outside "
+             "every group: the last group must include its upper edge ([lo, hi])"),
+            (_calibration_reference(top_p, right, edges, left_open=True),
+             "a probability equal to a lower edge belongs to the group that starts there: "
+             "groups are [lo, hi), not (lo, hi]"),
+            ([(c, a * n / len(top_p)) for (c, a), n in zip(expected, counts)],
+             "the share right is over the positions IN the group (right ones / the group's "
+             "size), not over all positions"),
+            ([(c, a * n) for (c, a), n in zip(expected, counts)],
+             "you returned how many are right; return the share (a number between 0 and 1)")):
+        if same(got, wrong):
+            raise Mismatch(f"{label}: {why}")
+    for g, ((c, a), (ec, ea)) in enumerate(zip(got, expected)):
+        if not (math.isclose(c, ec, abs_tol=1e-5) and math.isclose(a, ea, abs_tol=1e-5)):
+            raise Mismatch(f"{label}: group {g} [{edges[g]}, {edges[g + 1]}): you returned "
+                           f"({c:.4g}, {a:.4g}), expected mean top_p {ec:.4g} and share right "
+                           f"{ea:.4g}")
+    return label
+
+
+def check_calibration(fn) -> CheckResult:
+    """fn(top_p (N,), right (N,) bool, edges) -> [(mean top_p, share right)] per group."""
+    hand_p = torch.tensor([0.2, 0.5, 0.5, 0.7, 0.8, 0.9, 1.0, 1.0])
+    hand_right = torch.tensor([False, True, False, True, True, False, True, True])
+    g = torch.Generator().manual_seed(0)
+    many_p = torch.rand(400, generator=g) * 0.7 + 0.3  # (N,) in [0.3, 1)
+    many_right = torch.rand(400, generator=g) < many_p  # right about as often as claimed
+    return run_checks(
+        "calibration",
+        # by hand: [0, 0.5) holds 0.2 (wrong): (0.2, 0); [0.5, 0.8) holds 0.5, 0.5, 0.7: (0.5667,
+        # 2/3); [0.8, 1] holds 0.8, 0.9, 1.0, 1.0: (0.925, 3/4)
+        lambda: _calibration_case(fn, hand_p, hand_right, [0.0, 0.5, 0.8, 1.0],
+                                  "8 positions worked out by hand, some on the edges"),
+        lambda: _calibration_case(fn, many_p, many_right, [0.3, 0.5, 0.7, 0.9, 1.0],
+                                  "400 random positions, 4 groups"),
+    )
