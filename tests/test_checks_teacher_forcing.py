@@ -3,6 +3,9 @@ a message that names them, and reports an unfinished skeleton as not done."""
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_rejects, skeleton
@@ -10,6 +13,7 @@ from conftest import assert_rejects, skeleton
 from lib.checks import teacher_forcing as checks
 from lib.data import EOS, PAD, SOS, pad
 from lib.head import masked_cross_entropy
+from lib.train import batch_loss
 
 torch.set_num_threads(1)
 
@@ -61,48 +65,104 @@ def test_shift_names_wrong_padding():
     assert_rejects(checks.check_shift(wrong), "<pad>")
 
 
-# --- choose_inputs ----------------------------------------------------------------------------
+# --- make_reversed_io (a right-to-left decoder) -----------------------------------------------
 
 
-def choose_inputs(gold, own, ratio, generator):
-    coin = torch.rand(gold.shape, generator=generator) < ratio
-    return torch.where(coin, gold, own)
+def make_reversed_io(targets):
+    return pad([[SOS] + t[::-1] for t in targets]), pad([t[::-1] + [EOS] for t in targets])
 
 
-def test_choose_accepts_reference():
-    r = checks.check_choose_inputs(choose_inputs)
+def test_reversed_shift_accepts_reference():
+    r = checks.check_reversed_shift(make_reversed_io)
     assert r.ok, str(r)
+    # the oracle, written out for one target: <sos> y3 y2 y1 and y3 y2 y1 <eos>
+    tgt_in, tgt_out = make_reversed_io([[5, 6, 7]])
+    assert tgt_in.tolist() == [[SOS, 7, 6, 5]] and tgt_out.tolist() == [[7, 6, 5, EOS]]
 
 
-def test_choose_skeleton_is_not_done():
-    assert not checks.check_choose_inputs(skeleton).done
+def test_reversed_shift_skeleton_is_not_done():
+    assert not checks.check_reversed_shift(skeleton).done
 
 
-def test_choose_names_one_coin_for_the_batch():
-    def wrong(gold, own, ratio, generator):
-        return gold if torch.rand(1, generator=generator).item() < ratio else own
-
-    assert_rejects(checks.check_choose_inputs(wrong), "PER SENTENCE")
-
-
-def test_choose_names_the_inverted_coin():
-    def wrong(gold, own, ratio, generator):
-        coin = torch.rand(gold.shape, generator=generator) < ratio
-        return torch.where(coin, own, gold)
-
-    assert_rejects(checks.check_choose_inputs(wrong), "ratio 1.0", "TRUE previous token")
-
-    def inverted_rate(gold, own, ratio, generator):  # right at the extremes, wrong between
-        if ratio in (0.0, 1.0):
-            return gold if ratio else own
-        coin = torch.rand(gold.shape, generator=generator) < 1 - ratio
-        return torch.where(coin, gold, own)
-
-    assert_rejects(checks.check_choose_inputs(inverted_rate), "wrong way round")
+@pytest.mark.parametrize("wrong, words", [
+    (make_decoder_io, "left-to-right inputs"),
+    (lambda ts: (make_decoder_io(ts)[0], make_reversed_io(ts)[1]), "only tgt_out is reversed"),
+    (lambda ts: (make_reversed_io(ts)[0], make_decoder_io(ts)[1]), "only tgt_in is reversed"),
+    (lambda ts: tuple(x.flip(1) for x in make_decoder_io(ts)), "flipped the padded tensors"),
+    (lambda ts: (pad([([SOS] + t)[::-1] for t in ts]), pad([(t + [EOS])[::-1] for t in ts])),
+     "reversed after adding <sos> and <eos>"),
+    (lambda ts: make_reversed_io(ts)[::-1], "swapped"),
+    (lambda ts: (make_reversed_io(ts)[1], make_reversed_io(ts)[1]), "forgot to shift"),
+    (lambda ts: (pad([t[::-1] for t in ts]), pad([t[::-1] for t in ts])), "one column short"),
+])
+def test_reversed_shift_names_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_reversed_shift(wrong), words)
 
 
-def test_choose_names_a_mixed_token():
-    assert_rejects(checks.check_choose_inputs(lambda g, o, r, gen: (g + o) // 2), "neither")
+def test_reversed_shift_names_a_wrong_token_against_the_reversed_collate():
+    def wrong(targets):
+        tgt_in, tgt_out = make_reversed_io(targets)
+        tgt_out = tgt_out.clone()
+        tgt_out[0, 0] = 4 if int(tgt_out[0, 0]) != 4 else 5
+        return tgt_in, tgt_out
+
+    assert_rejects(checks.check_reversed_shift(wrong), "tgt_out[0, 0]",
+                   "lib.data.collate builds it")
+
+
+# --- exposure_gap -----------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def exposure_gap(model, batch):
+    forced = batch_loss(model, batch, teacher_forcing=1.0)
+    free = batch_loss(model, batch, teacher_forcing=0.0)
+    return free - forced
+
+
+def test_exposure_gap_accepts_reference_and_its_value_is_stepping_minus_one_call():
+    r = checks.check_exposure_gap(exposure_gap)
+    assert r.ok, str(r)
+    # independent oracle: a free run written out here, against the checker's own stepping loop
+    model = checks.tiny_model(2)
+    model.eval()
+    batch = checks._batches()[1]
+    with torch.no_grad():
+        _, state, context = model.encode(batch.src, batch.src_lengths)
+        prev, steps = batch.tgt_in[:, 0], []
+        for _ in range(batch.tgt_in.size(1)):
+            logits, state = model.decoder.step(prev, state, context)  # (B, V)
+            steps.append(logits)
+            prev = logits.argmax(-1)  # its own prediction, always
+        free = masked_cross_entropy(torch.stack(steps, 1), batch.tgt_out)
+        expected = free - checks.stepping_loss(model, batch)
+    assert float(exposure_gap(model, batch)) == pytest.approx(float(expected), abs=1e-5)
+
+
+def test_exposure_gap_skeleton_is_not_done():
+    assert not checks.check_exposure_gap(skeleton).done
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda m, b: -exposure_gap(m, b), "MINUS the forced loss"),
+    (lambda m, b: batch_loss(m, b, teacher_forcing=0.0).detach(), "free-run loss alone"),
+    (lambda m, b: batch_loss(m, b, teacher_forcing=1.0).detach(), "forced loss alone"),
+    (lambda m, b: (batch_loss(m, b, 1.0) - batch_loss(m, b, 1.0)).detach(), "teacher_forcing=0.0"),
+    (lambda m, b: batch_loss(m, b, 0.0) - batch_loss(m, b, 1.0), "torch.no_grad()"),
+    (lambda m, b: exposure_gap(m, b) + 0.5, "lib.train.batch_loss with"),
+    (lambda m, b: torch.stack([exposure_gap(m, b)] * 2), "shape (2,)"),
+    (lambda m, b: "large", "got str"),
+])
+def test_exposure_gap_names_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_exposure_gap(wrong), words)
+
+
+def test_exposure_gap_names_a_model_left_in_training_mode():
+    def switches_mode(model, batch):
+        model.train()
+        return exposure_gap(model, batch)
+
+    assert_rejects(checks.check_exposure_gap(switches_mode), "training mode")
 
 
 # --- forced_loss ------------------------------------------------------------------------------
@@ -170,12 +230,13 @@ def test_inputs_changed_in_place_are_named():
 
     assert_rejects(checks.check_shift(appends_eos), "changed its input `targets[0]` in place")
 
-    def overwrites_own(gold, own, ratio, generator):
-        coin = torch.rand(gold.shape, generator=generator) < ratio
-        own[coin] = gold[coin]  # the model's predictions, overwritten
-        return own
+    def reverses_in_place(targets):
+        for t in targets:
+            t.reverse()  # the caller's reference lists now run backwards
+        return make_decoder_io(targets)
 
-    assert_rejects(checks.check_choose_inputs(overwrites_own), "`own` in place")
+    assert_rejects(checks.check_reversed_shift(reverses_in_place),
+                   "changed its input `targets[0]` in place")
 
     def takes_a_training_step(model, batch):
         loss = forced_loss(model, batch)
@@ -187,3 +248,49 @@ def test_inputs_changed_in_place_are_named():
 
     assert_rejects(checks.check_forced_loss(takes_a_training_step),
                    "changed the weights of `model` in place")
+
+
+# --- the scheduled-sampling schedule ----------------------------------------------------------
+
+
+def inverse_sigmoid(step, k):
+    return k / (k + math.exp(step / k))
+
+
+def k_for_middle(steps):
+    lo, hi = 1.0, float(steps)  # the ratio at the middle grows with k: bisect for 0.5
+    for _ in range(60):
+        k = (lo + hi) / 2
+        lo, hi = (k, hi) if inverse_sigmoid(steps // 2, k) < 0.5 else (lo, k)
+    return k
+
+
+def test_schedule_accepts_reference_and_the_k_solves_the_equation():
+    k = k_for_middle(240)
+    assert checks.check_schedule(inverse_sigmoid, k, 240).ok
+    # independent oracle: at ratio 1/2, k = exp(120 / k), i.e. k ln k = 120
+    assert k * math.log(k) == pytest.approx(120, rel=1e-6)
+
+
+def test_schedule_skeleton_is_not_done():
+    assert not checks.check_schedule(skeleton, 30.0, 240).done
+
+
+@pytest.mark.parametrize("fn, k, words", [
+    (lambda i, k: 1 - inverse_sigmoid(i, k), None, "START near 1"),
+    (lambda i, k: k / (k + math.exp(k / i)) if i else inverse_sigmoid(i, k), None,
+     "step / k, not k / step"),
+    (lambda i, k: k / (k + math.exp(i)), None, "returned"),
+    (lambda i, k: "half", None, "must return a number"),
+    (inverse_sigmoid, "last", "LAST step"),
+    (inverse_sigmoid, 10.0, "try a larger k"),
+    (inverse_sigmoid, 200.0, "try a smaller k"),
+    (inverse_sigmoid, 0.5, "k >= 1"),
+    (inverse_sigmoid, "30", "k must be a number"),
+])
+def test_schedule_names_typical_mistakes(fn, k, words):
+    if k is None:
+        k = k_for_middle(240)
+    elif k == "last":
+        k = k_for_middle(480)  # 0.5 at step 240: the end of the run, not its middle
+    assert_rejects(checks.check_schedule(fn, k, 240), words)

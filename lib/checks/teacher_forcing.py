@@ -1,23 +1,29 @@
 """Checkers for the exercises of "Teacher forcing".
 
     check_shift(make_decoder_io)         target id lists -> (tgt_in, tgt_out), as lib.data.collate
-    check_choose_inputs(choose_inputs)   the teacher-forcing coin: true token or the model's own
+    check_reversed_shift(make_reversed_io)  the same for a decoder that writes right to left
     check_forced_loss(forced_loss)       the teacher-forced loss in ONE decoder call, equal to
                                          the loss of stepping the decoder token by token
+    check_exposure_gap(exposure_gap)     free-run loss minus forced loss, as a measurement
+    check_schedule(inverse_sigmoid, k, steps)  the inverse-sigmoid schedule, 0.5 mid-run
 
 Each checker runs the learner's function on several cases, compares it with the reference
-(`lib.data.collate`, exact probabilities, a stepping loop) and recognises the usual mistakes
-(no shift, <eos> fed as an input, one coin for the whole batch, padding in the loss...).
+(`lib.data.collate`, a stepping loop, `lib.train.batch_loss`) and recognises the usual mistakes
+(no shift, <eos> fed as an input, padding reversed to the front, padding in the loss, the gap's
+sign...).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from lib import toy
 from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
-from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, collate
+from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, collate, pad
 from lib.head import masked_cross_entropy
+from lib.train import batch_loss
 
 # ---------------------------------------------------------------------------------------------
 # make_decoder_io(targets: list[list[int]]) -> (tgt_in (B, T), tgt_out (B, T))
@@ -40,11 +46,40 @@ def _as_pair(got, name: str):
     return tgt_in.long(), tgt_out.long()
 
 
-def _shift_case(fn, targets: list[list[int]]) -> str:
-    ref = collate([([4], t) for t in targets])  # the source does not matter here
+def _reversal_mistakes(targets: list[list[int]]) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Typical wrong (tgt_in, tgt_out) for a right-to-left decoder, each with its explanation."""
+    forward = collate([([4], t) for t in targets])  # the left-to-right pair
+    backward = collate([([4], t[::-1]) for t in targets])  # the right answer
+    return {
+        "these are the left-to-right inputs and targets: reverse each target's words first":
+            (forward.tgt_in, forward.tgt_out),
+        "only tgt_out is reversed: the decoder reads the words it has written, so its inputs "
+        "must run right to left too (tgt_in is tgt_out shifted by one)":
+            (forward.tgt_in, backward.tgt_out),
+        "only tgt_in is reversed: the targets must run right to left too, and tgt_in is still "
+        "tgt_out shifted by one": (backward.tgt_in, forward.tgt_out),
+        "you flipped the padded tensors: the <pad> of a short row moved to the front and "
+        "<eos>/<sos> to the wrong ends. Reverse each sentence's words before padding; <sos> "
+        "still comes first, <eos> still ends the words, <pad> still fills the end":
+            (forward.tgt_in.flip(1), forward.tgt_out.flip(1)),
+        "you reversed after adding <sos> and <eos>, so tgt_in ends with <sos> and tgt_out "
+        "starts with <eos>. The decoder still starts from <sos> and still learns to stop: "
+        "reverse the words, then add <sos> in front and <eos> at the end":
+            (pad([([SOS] + t)[::-1] for t in targets]), pad([(t + [EOS])[::-1] for t in targets])),
+    }
+
+
+def _shift_case(fn, targets: list[list[int]], reverse: bool = False) -> str:
+    # the source does not matter here; a right-to-left decoder writes each target backwards
+    ref = collate([([4], t[::-1] if reverse else t) for t in targets])
     B, T = ref.tgt_in.shape
     got = call(fn, [list(t) for t in targets], names=("targets",))  # fresh: SHIFT_CASES stays
-    tgt_in, tgt_out = _as_pair(got, "make_decoder_io")
+    tgt_in, tgt_out = _as_pair(got, "make_reversed_io" if reverse else "make_decoder_io")
+    if reverse and not (torch.equal(tgt_in, ref.tgt_in) and torch.equal(tgt_out, ref.tgt_out)):
+        for why, (w_in, w_out) in _reversal_mistakes(targets).items():
+            if (tgt_in.shape == w_in.shape and tgt_out.shape == w_out.shape
+                    and torch.equal(tgt_in, w_in) and torch.equal(tgt_out, w_out)):
+                raise Mismatch(f"targets {targets}: {why}")
     longest = max(len(t) for t in targets)
     for label, x in (("tgt_in", tgt_in), ("tgt_out", tgt_out)):
         if tuple(x.shape) == (B, longest):
@@ -80,7 +115,8 @@ def _shift_case(fn, targets: list[list[int]]) -> str:
             b, t = (int(i) for i in bad[0])
             raise Mismatch(f"{label}[{b}, {t}] is {int(x[b, t])}, expected {int(r[b, t])} "
                            f"(as lib.data.collate builds it: {r[b].tolist()})")
-    return f"{B} target(s), lengths {[len(t) for t in targets]}: equal to lib.data.collate"
+    built = "lib.data.collate of the reversed targets" if reverse else "lib.data.collate"
+    return f"{B} target(s), lengths {[len(t) for t in targets]}: equal to {built}"
 
 
 def check_shift(fn) -> CheckResult:
@@ -89,66 +125,13 @@ def check_shift(fn) -> CheckResult:
                       *[lambda t=t: _shift_case(fn, t) for t in SHIFT_CASES])
 
 
-# ---------------------------------------------------------------------------------------------
-# choose_inputs(gold (B,), own (B,), ratio, generator) -> next decoder inputs (B,)
-# ---------------------------------------------------------------------------------------------
-
-
-def _choose(fn, B: int, ratio: float, seed: int) -> torch.Tensor:
-    gold = torch.arange(B) + 10  # (B,) the true previous tokens
-    own = torch.arange(B) + 10 + B  # (B,) the model's predictions: never equal to gold
-    g = torch.Generator().manual_seed(seed)
-    got = call(fn, gold, own, ratio, g, names=("gold", "own", "ratio", "generator"))
-    if not torch.is_tensor(got):
-        raise Mismatch(f"return the next inputs as a tensor (B,), got {type(got).__name__}")
-    expect_shape(f"the next inputs (ratio {ratio})", got, (B,))
-    got = got.long()
-    from_gold, from_own = got == gold, got == own
-    if not bool((from_gold | from_own).all()):
-        i = int((~(from_gold | from_own)).nonzero()[0])
-        raise Mismatch(f"sentence {i} got token {int(got[i])}, which is neither its true "
-                       f"previous token ({int(gold[i])}) nor the model's prediction "
-                       f"({int(own[i])}): each input must be one of the two")
-    return from_gold.float()  # (B,) 1 where the true token was fed
-
-
-def _extreme(fn, ratio: float) -> str:
-    for seed in range(3):
-        used_gold = _choose(fn, 64, ratio, seed)
-        if ratio == 1.0 and not bool(used_gold.all()):
-            raise Mismatch(f"with ratio 1.0 every sentence must get the TRUE previous token "
-                           f"(pure teacher forcing); {int((1 - used_gold).sum())} of 64 got "
-                           f"the model's own prediction")
-        if ratio == 0.0 and bool(used_gold.any()):
-            raise Mismatch(f"with ratio 0.0 every sentence must get the model's OWN "
-                           f"prediction (free running); {int(used_gold.sum())} of 64 got the "
-                           f"true token")
-    return f"ratio {ratio}: {'always the true token' if ratio else 'always its own prediction'}"
-
-
-def _rate(fn, ratio: float) -> str:
-    B = 4000
-    share = float(_choose(fn, B, ratio, seed=7).mean())
-    # 4000 fair coins: the share lies within 0.03 of the ratio with overwhelming probability
-    if abs(share - (1 - ratio)) < 0.03 and abs(ratio - 0.5) > 0.1:
-        raise Mismatch(f"with ratio {ratio} you fed the true token to {share:.0%} of the "
-                       f"sentences, about 1 - ratio: the comparison is the wrong way round "
-                       f"(the ratio is the probability of feeding the TRUE token)")
-    if share in (0.0, 1.0):
-        raise Mismatch(f"with ratio {ratio} all {B} sentences got the "
-                       f"{'true token' if share else 'own prediction'}: toss one coin PER "
-                       f"SENTENCE (torch.rand(B) < ratio), not one for the whole batch")
-    if abs(share - ratio) > 0.03:
-        raise Mismatch(f"with ratio {ratio} the true token was fed to {share:.1%} of {B} "
-                       f"sentences; expected about {ratio:.0%}")
-    return f"ratio {ratio}: the true token for {share:.1%} of {B} sentences"
-
-
-def check_choose_inputs(fn) -> CheckResult:
-    """`fn(gold, own, ratio, generator)`: per sentence, the true token with probability ratio."""
-    return run_checks("the teacher-forcing coin",
-                      lambda: _extreme(fn, 1.0), lambda: _extreme(fn, 0.0),
-                      lambda: _rate(fn, 0.5), lambda: _rate(fn, 0.2))
+def check_reversed_shift(fn) -> CheckResult:
+    """`fn(targets)` -> padded (tgt_in, tgt_out) for a decoder that writes each target backwards."""
+    return run_checks("a right-to-left decoder's inputs and targets",
+                      # padded cases first: there a flipped tensor and a sentence reversed
+                      # with its <sos>/<eos> differ, so the message can name which it was
+                      *[lambda t=t: _shift_case(fn, t, reverse=True)
+                        for t in SHIFT_CASES[1:] + SHIFT_CASES[:1]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,3 +216,118 @@ def check_forced_loss(fn) -> CheckResult:
     return run_checks("teacher-forced loss in one call",
                       *[lambda s=s, b=b: _forced_case(fn, s, b)
                         for s, b in enumerate(_batches())])
+
+
+# ---------------------------------------------------------------------------------------------
+# exposure_gap(model, batch) -> free-run loss minus forced loss, per real target token
+# ---------------------------------------------------------------------------------------------
+
+
+def _gap_case(fn, model, batch, label: str) -> str:
+    got = call(fn, model, batch, names=("model", "batch"), where=label)
+    if torch.is_tensor(got):
+        if got.numel() != 1:
+            raise Mismatch(f"{label}: return one number (free-run loss minus forced loss), got "
+                           f"a tensor of shape {tuple(got.shape)}")
+        if got.requires_grad:
+            raise Mismatch(f"{label}: your gap carries a gradient graph. It is a measurement, "
+                           f"not a training step: compute it under torch.no_grad()")
+        got = float(got)
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        raise Mismatch(f"{label}: return a number (or a scalar tensor), got "
+                       f"{type(got).__name__}")
+    with torch.no_grad():
+        forced = float(batch_loss(model, batch, teacher_forcing=1.0))
+        free = float(batch_loss(model, batch, teacher_forcing=0.0))
+
+    def near(value):
+        return abs(got - value) <= 1e-4 * max(1.0, abs(value))
+
+    if near(free - forced):
+        return f"{label}: free run {free:.3f} - forced {forced:.3f} = {got:.3f}"
+    for value, why in (
+            (forced - free, "the sign: the gap is the free-run loss MINUS the forced loss, "
+                            "positive when the model does worse after its own prefixes"),
+            (free, "you returned the free-run loss alone; subtract the forced loss"),
+            (forced, "you returned the forced loss alone; the gap is free-run minus forced"),
+            (0.0, "your gap is 0: both losses fed the reference. A free run feeds the model's "
+                  "own predictions: teacher_forcing=0.0")):
+        if near(value):
+            raise Mismatch(f"{label}: {why}")
+    raise Mismatch(f"{label}: you returned {got:.5g}; the free-run loss {free:.5g} minus the "
+                   f"forced loss {forced:.5g} is {free - forced:.5g} (lib.train.batch_loss with "
+                   f"teacher_forcing 0.0 and 1.0)")
+
+
+def check_exposure_gap(fn) -> CheckResult:
+    """`fn(model, batch)`: free-run loss minus teacher-forced loss per real target token."""
+    from lib.reversal import reversal_examples, reversal_model
+
+    cases = []
+    for seed in (0, 1):
+        model = reversal_model(seed)
+        model.eval()
+        with torch.no_grad():  # untrained weights, made peaked: the two regimes then differ
+            for p in model.parameters():
+                p.mul_(3.0)
+        batch = collate(reversal_examples(6, seed=seed))
+        cases.append(lambda m=model, b=batch, s=seed: _gap_case(
+            fn, m, b, f"a random model (seed {s}) on {b.src.size(0)} reversal pairs"))
+    return run_checks("exposure gap", *cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# inverse_sigmoid(step, k) and the k that puts ratio 0.5 in the middle of a run
+# ---------------------------------------------------------------------------------------------
+
+
+def _inverse_sigmoid(step: float, k: float) -> float:
+    """Bengio et al.'s inverse-sigmoid schedule: k / (k + exp(step / k))."""
+    return k / (k + math.exp(step / k))
+
+
+def _schedule_formula(fn) -> str:
+    points = [(0, 5.0), (10, 5.0), (30, 12.0), (120, 25.0), (200, 40.0)]
+    for step, k in points:
+        got = call(fn, step, k, names=("step", "k"), where=f"step {step}, k {k}")
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            raise Mismatch(f"inverse_sigmoid({step}, {k}) must return a number, got "
+                           f"{type(got).__name__}") from None
+        expected = _inverse_sigmoid(step, k)
+        if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-9):
+            continue
+        if math.isclose(got, 1 - expected, rel_tol=1e-6, abs_tol=1e-9):
+            raise Mismatch("your schedule rises from 0 to 1; the teacher-forcing ratio must "
+                           "START near 1 (the model's own predictions are useless at first) and "
+                           "fall: k / (k + exp(step / k))")
+        if step and math.isclose(got, k / (k + math.exp(k / step)), rel_tol=1e-6):
+            raise Mismatch("the exponent is step / k, not k / step")
+        raise Mismatch(f"inverse_sigmoid({step}, {k}) returned {got:.6g}; k / (k + exp(step / "
+                       f"k)) is {expected:.6g}")
+    return "inverse_sigmoid agrees with k / (k + exp(step / k))"
+
+
+def _schedule_k(k, steps: int) -> str:
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k):
+        raise Mismatch(f"k must be a number, got {k!r}")
+    if k < 1:
+        raise Mismatch(f"k = {k:.4g}: the schedule needs k >= 1 (at k < 1 it starts below "
+                       f"a ratio of 1/2)")
+    middle = steps / 2
+    ratio = _inverse_sigmoid(middle, k)
+    if abs(ratio - 0.5) <= 1e-3:
+        return f"k = {k:.3f}: the ratio is {ratio:.4f} at step {middle:g} of {steps}"
+    if abs(_inverse_sigmoid(steps, k) - 0.5) <= 1e-3:
+        raise Mismatch(f"with k = {k:.4g} the ratio is 0.5 at the LAST step, {steps}; the "
+                       f"exercise asks for 0.5 in the middle, at step {middle:g}")
+    direction = "larger" if ratio < 0.5 else "smaller"
+    raise Mismatch(f"with k = {k:.4g} the ratio at step {middle:g} is {ratio:.4f}, not 0.5; "
+                   f"the ratio there grows with k, so try a {direction} k (bisection finds it)")
+
+
+def check_schedule(fn, k, steps: int) -> CheckResult:
+    """`fn(step, k)` is the inverse-sigmoid schedule and `k` gives ratio 0.5 at steps / 2."""
+    return run_checks("a scheduled-sampling schedule",
+                      lambda: _schedule_formula(fn), lambda: _schedule_k(k, steps))
