@@ -18,29 +18,12 @@ def ngrams(tokens, n):
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
-def clip_ok(hyp, refs, n):
-    counts, most = ngrams(hyp, n), Counter()
-    for ref in refs:
-        most |= ngrams(ref, n)
-    return sum(min(c, most[g]) for g, c in counts.items()), sum(counts.values())
-
-
-def clip_not_clipped(hyp, refs, n):
+def clip_by_hand(hyp, refs, n):
+    """An independent count: each distinct n-gram is credited min(count, largest count in
+    one reference)."""
     counts = ngrams(hyp, n)
-    found = sum(c for g, c in counts.items() if any(g in ngrams(r, n) for r in refs))
-    return found, sum(counts.values())
-
-
-def clip_summed_refs(hyp, refs, n):
-    counts, summed = ngrams(hyp, n), Counter()
-    for ref in refs:
-        summed += ngrams(ref, n)
-    return sum(min(c, summed[g]) for g, c in counts.items()), sum(counts.values())
-
-
-def clip_distinct_total(hyp, refs, n):
-    matches, _ = clip_ok(hyp, refs, n)
-    return matches, len(ngrams(hyp, n))
+    best = {g: max(ngrams(r, n)[g] for r in refs) for g in counts}
+    return sum(min(c, best[g]) for g, c in counts.items()), sum(counts.values())
 
 
 def _bp(c, r):
@@ -59,48 +42,43 @@ def bp_ties_to_longer(c, refs):
     return _bp(c, min(refs, key=lambda r: (abs(r - c), -r)))
 
 
-def corpus_ok(hyps, refs):
-    counts, totals, c, r = [0] * 4, [0] * 4, 0, 0
-    for h, rs in zip(hyps, refs):
-        for n in range(1, 5):
-            m, t = clip_ok(h, rs, n)
-            counts[n - 1] += m
-            totals[n - 1] += t
-        c += len(h)
-        r += min((len(x) for x in rs), key=lambda x: (abs(x - len(h)), x))
-    if min(counts) == 0:
-        return 0.0
-    log_mean = sum(math.log(m / t) for m, t in zip(counts, totals)) / 4
-    return 100 * _bp(c, r) * math.exp(log_mean)
-
-
-def corpus_mean_of_sentences(hyps, refs):
-    return sum(corpus_ok([h], [r]) for h, r in zip(hyps, refs)) / len(hyps)
-
-
-def corpus_no_bp(hyps, refs):
-    counts, totals = [0] * 4, [0] * 4
-    for h, rs in zip(hyps, refs):
-        for n in range(1, 5):
-            m, t = clip_ok(h, rs, n)
-            counts[n - 1] += m
-            totals[n - 1] += t
-    return 100 * math.exp(sum(math.log(m / t) for m, t in zip(counts, totals)) / 4)
-
-
 def not_done(*args):
     raise NotImplementedError
 
 
-def test_clipped_precision():
-    assert checks.check_clipped_precision(clip_ok).ok
-    result = checks.check_clipped_precision(clip_not_clipped)
-    assert not result.ok and "not clipped" in str(result) and "'the'" in str(result)
-    result = checks.check_clipped_precision(clip_summed_refs)
-    assert not result.ok and "ADDED over the references" in str(result)
-    result = checks.check_clipped_precision(clip_distinct_total)
-    assert not result.ok and "DISTINCT" in str(result)
-    assert not checks.check_clipped_precision(not_done).done
+CLIP = checks.CLIP_HYP.split(), [r.split() for r in checks.CLIP_REFS]
+
+
+def test_clipping_case_values_by_hand():
+    # le x3, chat x3, voit x2; "le" is twice in reference 1, "chat" twice in reference 2,
+    # "voit" once in each
+    assert clip_by_hand(*CLIP, 1) == (5, 8) == tuple(bleu.clipped_matches(*CLIP, 1)[:2])
+    # le chat x3, chat voit x2, voit le x2: each at most once in a single reference
+    assert clip_by_hand(*CLIP, 2) == (3, 7) == tuple(bleu.clipped_matches(*CLIP, 2)[:2])
+
+
+def test_clipping_prediction():
+    result = checks.check_clipping_prediction({1: (5, 8), 2: (3, 7)})
+    assert result.ok, str(result)
+    assert "n = 1: 5 of 8" in str(result) and "n = 2: 3 of 7" in str(result)
+    assert not checks.check_clipping_prediction({1: (..., ...), 2: (..., ...)}).done
+
+
+@pytest.mark.parametrize("prediction, words", [
+    ({1: (8, 8), 2: (3, 7)}, ["not clipped", "'le'", "matches = 5"]),
+    ({1: (7, 8), 2: (3, 7)}, ["ADDED over the references"]),
+    ({1: (4, 8), 2: (3, 7)}, ["only used the first reference"]),
+    ({1: (5, 3), 2: (3, 7)}, ["DISTINCT"]),
+    ({1: (5, 8), 2: (3, 8)}, ["L - n + 1"]),
+    ({1: (5, 8), 2: (4, 7)}, ["ADDED over the references"]),
+    ({1: (5, 8), 2: (5, 7)}, ["matches = 5, expected 3"]),
+    ({1: (5, 8)}, ["no entry for n = 2"]),
+    ([(5, 8), (3, 7)], ["dict"]),
+    ({1: (5.0, 8), 2: (3, 7)}, ["whole numbers"]),
+    ({1: 5, 2: 3}, ["return a pair"]),
+])
+def test_clipping_prediction_names_mistakes(prediction, words):
+    assert_rejects(checks.check_clipping_prediction(prediction), *words)
 
 
 def test_brevity_penalty():
@@ -112,42 +90,55 @@ def test_brevity_penalty():
     assert not checks.check_brevity_penalty(not_done).done
 
 
-def test_corpus_bleu():
-    result = checks.check_corpus_bleu(corpus_ok)
+def long_and_short():
+    """One long sentence translated exactly, one short one badly: corpus BLEU counts n-grams
+    (mostly the long sentence's), the mean counts sentences."""
+    return (["le petit chat noir de la voisine dort sur le canapé rouge du salon .",
+             "il pleut des cordes ."],
+            [["le petit chat noir de la voisine dort sur le canapé rouge du salon ."],
+             ["il fait un temps de chien ."]])
+
+
+def test_corpus_vs_mean_accepts_a_real_gap():
+    hyps, refs = long_and_short()
+    corpus = bleu.corpus_bleu(hyps, refs).score
+    mean = sum(bleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)) / 2
+    assert corpus - mean >= checks.MIN_GAP  # independent of the checker's own helper
+    assert (corpus, mean) == checks.corpus_and_mean(hyps, refs)
+    result = checks.check_corpus_vs_mean(long_and_short)
     assert result.ok, str(result)
-    result = checks.check_corpus_bleu(corpus_mean_of_sentences)
-    assert not result.ok and "averaged sentence BLEU" in str(result)
-    result = checks.check_corpus_bleu(corpus_no_bp)
-    assert not result.ok and "brevity penalty" in str(result)
-    assert not checks.check_corpus_bleu(not_done).done
+    assert f"corpus BLEU {corpus:.1f}, mean of sentence BLEUs {mean:.1f}" in str(result)
+    assert f"{corpus - mean:.1f} points apart, corpus BLEU higher" in str(result)
+    assert not checks.check_corpus_vs_mean(not_done).done
 
 
-def test_corpus_reference_equals_sacrebleu():
-    assert math.isclose(checks._reference_bleu(checks.CORPUS), checks._sacrebleu(checks.CORPUS))
+@pytest.mark.parametrize("answer, words", [
+    ((["il pleut des cordes ."], [["il fait un temps de chien ."]]), ["single sentence"]),
+    ((["Oui.", "Non !"], [["Oui."], ["Non."]]), ["fewer than 4 tokens", "effective order"]),
+    ((["il pleut des cordes ."] * 3, [["il fait un temps de chien ."]] * 3),
+     ["every sentence is the same"]),
+    ((["le chat dort .", "le chien dort ."], ["le chat dort .", "le chien dort ."]),
+     ["refs[0] is one string", "['le chat dort .']"]),
+    ((["le chat dort .", "le chien dort ."], [["le chat dort ."]]),
+     ["one entry per hypothesis: 2 hypotheses, got 1"]),
+    ((["le chat dort sur le lit .", "le chien dort dans le jardin ."],
+      [["le chat dort sur le lit ."], ["le chien dort dans le jardin ."]]),
+     ["only 0.0 points apart", "very different lengths"]),
+    ("le chat dort .", ["return a pair"]),
+])
+def test_corpus_vs_mean_names_mistakes(answer, words):
+    assert_rejects(checks.check_corpus_vs_mean(lambda: answer), *words)
 
 
 def test_inputs_changed_in_place_are_named():
-    def sorts_refs(hyp, refs, n):
-        refs.sort(key=len)  # the caller's list of references is reordered
-        return clip_ok(hyp, refs, n)
-
-    result = checks.check_clipped_precision(sorts_refs)
-    assert not result.ok and result.done
-    assert "your function changed its input `refs` in place (e.g. refs.sort()" in str(result)
-    assert "build a new list instead" in str(result)
-
     def sorts_lengths(c, refs):
         refs.sort()
         return bp_ok(c, refs)
 
-    assert "`refs` in place" in str(checks.check_brevity_penalty(sorts_lengths))
-
-    def pads_hyps(hyps, refs):
-        for h in hyps:
-            h.append(".")  # each hypothesis list gets an extra token
-        return corpus_ok(hyps, refs)
-
-    assert "`hyps[0]` in place" in str(checks.check_corpus_bleu(pads_hyps))
+    result = checks.check_brevity_penalty(sorts_lengths)
+    assert not result.ok and result.done
+    assert "your function changed its input `refs` in place (e.g. refs.sort()" in str(result)
+    assert "build a new list instead" in str(result)
 
 
 # --- paired bootstrap -------------------------------------------------------------------------

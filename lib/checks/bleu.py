@@ -1,11 +1,11 @@
 """Checkers for the BLEU chapter's exercises, against `lib.bleu` and `sacrebleu`.
 
-* `check_clipped_precision(fn)`: `fn(hyp_tokens, refs_tokens, n)` -> (matches, total), the
-  clipped n-gram matches of one tokenised hypothesis against its tokenised references.
+* `check_clipping_prediction(prediction)`: the learner's hand count {n: (matches, total)} of
+  the clipped n-gram matches of `CLIP_HYP` against `CLIP_REFS`, for n = 1 and 2.
 * `check_brevity_penalty(fn)`: `fn(hyp_len, ref_lens)` -> BP, with the reference length closest
   to the hypothesis length (ties go to the shorter reference).
-* `check_corpus_bleu(fn)`: `fn(hyps_tokens, refs_tokens)` -> corpus BLEU in 0..100 from counts
-  summed over the corpus (no smoothing, 4-grams), equal to sacrebleu with tokenize="none".
+* `check_corpus_vs_mean(fn)`: `fn()` -> (hyps, refs), a small test set of the learner's own on
+  which corpus BLEU and the mean of sentence BLEUs are at least `MIN_GAP` points apart.
 * `check_paired_bootstrap(fn)`: `fn(hyps_a, hyps_b, refs, n_samples, seed)` -> the share of
   paired resamples (with replacement) of the test set in which A's corpus BLEU beats B's.
 
@@ -20,32 +20,14 @@ from collections import Counter
 
 from lib import bleu
 from lib.checks import CheckResult, Mismatch, call, run_checks
+from lib.validate import is_int, is_number
 
-# (hypothesis, references), already tokenised by whitespace
-CLIP_CASES = [
-    ("the the the the", ["the cat is here"]),
-    ("the the the the", ["the cat", "the dog"]),
-    ("the cat sat on the mat", ["the cat is on the mat", "there is a cat on the mat"]),
-    ("le chat est sur le tapis le chat", ["le chat est sur le tapis", "le chat le chat dort"]),
-    ("a b a b a b", ["a b a", "b a b a"]),
-    ("il fait froid .", ["il fait froid .", "j' ai froid ."]),
-    ("x y z", ["a b c d"]),
-]
-
-CORPUS = [
-    ("il fait froid .", ["il fait froid .", "j' ai froid ."]),
-    ("je suis très fatigué .", ["je suis très fatiguée .", "je suis épuisé ."]),
-    ("tom est dans la cuisine .", ["tom est à la cuisine .", "tom se trouve dans la cuisine ."]),
-    ("nous avons gagné .", ["nous avons gagné .", "on a gagné ."]),
-    ("le chat dort sur le lit .", ["le chat dort sur le lit ."]),
-    ("elle ne veut pas venir avec nous .", ["elle ne veut pas venir avec nous ."]),
-    ("c' est un bon livre .", ["c' est un bon livre .", "ce livre est bon ."]),
-    ("où est la gare ?", ["où se trouve la gare ?"]),
-]
-
-
-def _split(cases):
-    return [(h.split(), [r.split() for r in refs]) for h, refs in cases]
+# The clipping exercise: a stuttering output against two references. The typical mistakes give
+# different numbers here: not clipping (8 unigram matches), clipping with the counts added over
+# the references (7), using the first reference only (4); the right count is 5.
+CLIP_HYP = "le chat voit le chat voit le chat"
+CLIP_REFS = ["le chat voit le chien", "un chat voit un chat"]
+CLIP_ORDERS = (1, 2)
 
 
 def _ngrams(tokens, n) -> Counter:
@@ -59,11 +41,13 @@ def _pair(got, what: str) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise: clipped n-gram precision
+# Exercise: predict clipped n-gram counts by hand
 # ---------------------------------------------------------------------------------------------
 
 
 def _clip_case(fn, hyp, refs, n) -> None:
+    """`fn(hyp, refs, n)` -> (matches, total) must equal lib.bleu.clipped_matches; a wrong
+    answer is compared with each typical mistake's, and the message names the mistake."""
     expected = bleu.clipped_matches(hyp, refs, n)
     matches, total = _pair(call(fn, hyp, refs, n, names=("hyp", "refs", "n")),
                            "matches, total")
@@ -98,29 +82,43 @@ def _clip_case(fn, hyp, refs, n) -> None:
         raise Mismatch(f"{where}: you only used the first reference; an n-gram matches if it "
                        f"occurs in any reference (matches = {expected.matches}, you gave "
                        f"{matches})")
-    raise Mismatch(f"{where}: matches = {matches}, expected {expected.matches}")
+    raise Mismatch(f"{where}: matches = {matches}, expected {expected.matches}; count each "
+                   f"distinct n-gram, credit it min(its count, its largest count in one "
+                   f"reference), and add up")
 
 
-def check_clipped_precision(fn) -> CheckResult:
-    """Check `fn(hyp_tokens, refs_tokens, n) -> (matches, total)` against lib.bleu."""
-    def one_reference():
-        for hyp, refs in _split(CLIP_CASES):
-            for n in (1, 2):
-                _clip_case(fn, hyp, refs[:1], n)
-        return "one reference, n = 1 and 2"
+def check_clipping_prediction(prediction) -> CheckResult:
+    """Check a hand count `{n: (matches, total)}` of CLIP_HYP against CLIP_REFS, n = 1 and 2.
 
-    def several_references():
-        for hyp, refs in _split(CLIP_CASES):
-            for n in (1, 2, 3, 4):
-                _clip_case(fn, hyp, refs, n)
-        return "several references, n = 1 to 4"
+    A `...` left in the skeleton means "not done yet".
+    """
+    hyp, refs = CLIP_HYP.split(), [r.split() for r in CLIP_REFS]
 
-    def short_hypothesis():
-        _clip_case(fn, ["oui"], [["oui", "."]], 2)
-        return "a hypothesis shorter than n (no n-grams at all)"
+    def form() -> str:
+        if not isinstance(prediction, dict):
+            raise Mismatch(f"write the prediction as a dict {{1: (matches, total), 2: (matches, "
+                           f"total)}}, got {type(prediction).__name__}")
+        if any(v is Ellipsis or (isinstance(v, (tuple, list)) and Ellipsis in v)
+               for v in prediction.values()):
+            raise NotImplementedError
+        missing = [n for n in CLIP_ORDERS if n not in prediction]
+        if missing:
+            raise Mismatch(f"the prediction has no entry for n = {missing[0]}; give "
+                           f"{{1: (matches, total), 2: (matches, total)}}")
+        for n in CLIP_ORDERS:
+            m, t = _pair(prediction[n], f"matches, total for n = {n}")
+            if not (is_int(m) and is_int(t)):
+                raise Mismatch(f"n = {n}: give two whole numbers (matches, total), got "
+                               f"{prediction[n]!r}")
+        return ""
 
-    return run_checks("clipped n-gram precision", one_reference, several_references,
-                      short_hypothesis)
+    def order(n: int):
+        def check() -> str:
+            _clip_case(lambda h, r, k: tuple(prediction[k]), hyp, refs, n)
+            return f"n = {n}: {prediction[n][0]} of {prediction[n][1]}"
+        return check
+
+    return run_checks("clipped counts by hand", form, *(order(n) for n in CLIP_ORDERS))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,8 +137,7 @@ def check_brevity_penalty(fn) -> CheckResult:
     def case(c, refs, note):
         got = call(fn, c, list(refs), names=BP_NAMES)
         want = expected(c, refs)
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or \
-                not math.isfinite(float(got)):
+        if not is_number(got, finite=True):
             raise Mismatch(f"return a number, got {got!r}")
         if math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             return
@@ -190,76 +187,67 @@ def check_brevity_penalty(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise: corpus BLEU
+# Exercise: a test set where corpus BLEU and the mean of sentence BLEUs part
 # ---------------------------------------------------------------------------------------------
 
-
-def _reference_bleu(cases) -> float:
-    hyps = [h for h, _ in cases]
-    refs = [r for _, r in cases]
-    return bleu.corpus_bleu(hyps, refs, tokenize="none", smooth_method="none").score
+MIN_GAP = 10.0  # BLEU points between corpus BLEU and the mean of sentence BLEUs
 
 
-def _sacrebleu(cases) -> float:
-    import sacrebleu
-
-    n = max(len(r) for _, r in cases)
-    streams = [[r[j] if j < len(r) else None for _, r in cases] for j in range(n)]
-    return sacrebleu.corpus_bleu([h for h, _ in cases], streams, tokenize="none",
-                                 smooth_method="none").score
+def corpus_and_mean(hyps: list[str], refs: list[list[str]]) -> tuple[float, float]:
+    """(corpus BLEU, mean of sentence BLEUs), both with lib.bleu's defaults as in the chapter."""
+    corpus = bleu.corpus_bleu(hyps, refs).score
+    mean = sum(bleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)) / len(hyps)
+    return corpus, mean
 
 
-def check_corpus_bleu(fn) -> CheckResult:
-    """Check `fn(hyps_tokens, refs_tokens) -> corpus BLEU (0..100)` against lib.bleu and
-    sacrebleu (tokenize="none", no smoothing, n-grams up to 4)."""
-    def case(cases, name):
-        expected = _reference_bleu(cases)
-        if abs(expected - _sacrebleu(cases)) > 1e-9:  # pragma: no cover - guards the reference
-            raise AssertionError("lib.bleu and sacrebleu disagree")
-        split = _split(cases)
-        got = call(fn, [h for h, _ in split], [r for _, r in split], names=("hyps", "refs"))
-        if isinstance(got, bleu.BLEUResult):
-            got = got.score
-        if isinstance(got, bool) or not isinstance(got, (int, float)):
-            raise Mismatch(f"return the score as a number, got {type(got).__name__}")
-        if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-6):
-            return
-        sentence = [bleu.sentence_bleu(h, r, tokenize="none").score for h, r in cases]
-        unsmoothed = [bleu.corpus_bleu([h], [r], tokenize="none", smooth_method="none").score
-                      for h, r in cases]
-        for scores in (sentence, unsmoothed):
-            if math.isclose(got, sum(scores) / len(scores), rel_tol=1e-6, abs_tol=1e-6):
-                raise Mismatch(f"{name}: you averaged sentence BLEUs ({got:.2f}); corpus BLEU "
-                               f"adds up the matches, totals and lengths of ALL sentences "
-                               f"first, then computes one score ({expected:.2f})")
-        if math.isclose(got, expected / 100, rel_tol=1e-6):
-            raise Mismatch(f"{name}: report BLEU in 0..100 (got {got:.4f}, expected "
-                           f"{expected:.2f})")
-        res = bleu.corpus_bleu([h for h, _ in cases], [r for _, r in cases], tokenize="none",
-                               smooth_method="none")
-        if res.bp < 1 and math.isclose(got, expected / res.bp, rel_tol=1e-6):
-            raise Mismatch(f"{name}: you left out the brevity penalty (BP = {res.bp:.4f})")
-        arith = 100 * res.bp * sum(c / t for c, t in zip(res.counts, res.totals)) / 4
-        if math.isclose(got, arith, rel_tol=1e-6):
-            raise Mismatch(f"{name}: you took the arithmetic mean of the precisions; BLEU uses "
-                           f"the geometric mean exp(sum_n 1/4 log p_n)")
-        raise Mismatch(f"{name}: got {got:.4f}, expected {expected:.4f}")
+def _test_set(got) -> tuple[list[str], list[list[str]]]:
+    """The learner's (hyps, refs), checked for form; a Mismatch says what is wrong with it."""
+    hyps, refs = _pair(got, "hyps, refs")
+    if not isinstance(hyps, (list, tuple)) or not all(isinstance(h, str) for h in hyps):
+        raise Mismatch("hyps must be a list of hypothesis strings, e.g. [\"Le chat dort.\", "
+                       "\"Il pleut.\"]")
+    if not isinstance(refs, (list, tuple)) or len(refs) != len(hyps):
+        got = len(refs) if isinstance(refs, (list, tuple)) else repr(refs)
+        raise Mismatch(f"refs must be a list with one entry per hypothesis: {len(hyps)} "
+                       f"hypotheses, got {got}")
+    for i, r in enumerate(refs):
+        if isinstance(r, str):
+            raise Mismatch(f"refs[{i}] is one string; each entry of refs is the LIST of "
+                           f"references of its hypothesis: write [{r!r}]")
+        if not isinstance(r, (list, tuple)) or not r or not all(isinstance(x, str) for x in r):
+            raise Mismatch(f"refs[{i}] must be a non-empty list of reference strings, got {r!r}")
+    if len(hyps) < 2:
+        raise Mismatch("with a single sentence there is nothing to average: corpus BLEU is that "
+                       "sentence's BLEU; use at least two sentences")
+    short = [h for h in hyps if len(bleu.tokenize(h)) < bleu.MAX_ORDER]
+    if len(short) == len(hyps):
+        raise Mismatch(f"every hypothesis has fewer than {bleu.MAX_ORDER} tokens, so a gap "
+                       f"would come from sentence BLEU skipping the orders a sentence lacks "
+                       f"(its 'effective order'), not from summing counts; give at least one "
+                       f"hypothesis of {bleu.MAX_ORDER} tokens or more")
+    if len({(h, tuple(r)) for h, r in zip(hyps, refs)}) == 1:
+        raise Mismatch("every sentence is the same (hypothesis and references): summing the "
+                       "counts of copies gives the same precisions and the same BP, so both "
+                       "scores agree; make the sentences differ in length and in quality")
+    return list(hyps), [list(r) for r in refs]
 
-    def whole():
-        case(CORPUS, f"a corpus of {len(CORPUS)} sentences")
-        return f"a corpus of {len(CORPUS)} sentences with one or two references"
 
-    def short():
-        cases = [(h, r) for h, r in CORPUS if h.startswith(("il", "nous", "où", "tom"))]
-        case(cases, "a corpus with short hypotheses (the brevity penalty bites)")
-        return "shorter corpora"
+def check_corpus_vs_mean(fn) -> CheckResult:
+    """Check `fn() -> (hyps, refs)`: a test set on which corpus BLEU and the mean of sentence
+    BLEUs (lib.bleu defaults) are at least MIN_GAP points apart. The message reports both."""
+    def gap() -> str:
+        hyps, refs = _test_set(call(fn))
+        corpus, mean = corpus_and_mean(hyps, refs)
+        numbers = f"corpus BLEU {corpus:.1f}, mean of sentence BLEUs {mean:.1f}"
+        if abs(corpus - mean) < MIN_GAP:
+            raise Mismatch(f"{numbers}: only {abs(corpus - mean):.1f} points apart, fewer than "
+                           f"{MIN_GAP:.0f}. Corpus BLEU weighs each sentence by its number of "
+                           f"n-grams, the mean weighs every sentence the same: try sentences of "
+                           f"very different lengths that are translated very differently well")
+        higher = "corpus BLEU" if corpus > mean else "the mean"
+        return f"{numbers}: {abs(corpus - mean):.1f} points apart, {higher} higher"
 
-    def perfect():
-        cases = [(r[0], r) for _, r in CORPUS]
-        case(cases, "a perfect corpus (every hypothesis equals its first reference)")
-        return "a perfect match scores 100"
-
-    return run_checks("corpus BLEU", whole, short, perfect)
+    return run_checks("corpus BLEU against the mean of sentence BLEUs", gap)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,7 +374,7 @@ def check_paired_bootstrap(fn) -> CheckResult:
         hyps_a, hyps_b, refs = corpus()
         exact = paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples, 0)
         got = call(fn, hyps_a, hyps_b, refs, n_samples, 0, names=BOOTSTRAP_NAMES)
-        if isinstance(got, bool) or not isinstance(got, (int, float)):
+        if not is_number(got):
             raise Mismatch(f"return the share of resamples where A wins, a number between 0 "
                            f"and 1, got {type(got).__name__}")
         if got > 1 and math.isclose(got / n_samples, exact, abs_tol=tolerance):
