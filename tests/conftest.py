@@ -111,8 +111,10 @@ def browser():
         browser.close()
 
 
-def open_page(browser, url: str):
-    """Open `url` with the network cut off beyond 127.0.0.1; returns (page, context, problems)."""
+def open_page(browser, url: str, mirror: tuple[str, Path] | None = None):
+    """Open `url` with the network cut off beyond 127.0.0.1; returns (page, context, problems).
+    With `mirror` = (address, folder), requests under that address are answered from the
+    folder (a reader notebook's figures, linked on the website, from the built website)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems: dict[str, list[str]] = {"external": [], "console": [], "failed": []}
@@ -121,6 +123,14 @@ def open_page(browser, url: str):
         host = urllib.parse.urlsplit(route.request.url).hostname
         if host in LOCAL_HOSTS:
             route.continue_()
+        elif mirror and route.request.url.startswith(mirror[0]):
+            path = mirror[1] / urllib.parse.unquote(
+                urllib.parse.urlsplit(route.request.url[len(mirror[0]):]).path)
+            if path.is_file():
+                route.fulfill(path=str(path))
+            else:
+                problems["failed"].append(f"{route.request.url}: not in {mirror[1]}")
+                route.fulfill(status=404)
         else:
             problems["external"].append(route.request.url)
             route.abort()

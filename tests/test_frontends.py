@@ -372,7 +372,10 @@ def exercise(nb: Notebook) -> dict[str, float]:
 
 
 def open_notebook(browser, server, kind: str, name: str):
-    page, context, problems = open_page(browser, server.url(f"{name}.ipynb"))
+    # the figures of a reader notebook are the website's copies: served from the build
+    website = load_script("colab_setup").website_url()
+    page, context, problems = open_page(browser, server.url(f"{name}.ipynb"),
+                                        mirror=(website, ROOT / "_build" / "html"))
     context.set_default_timeout(30_000)
     page.set_viewport_size({"width": 1280, "height": 1400})  # a live view fits in a shot
     nb = Notebook(kind, page, name)
