@@ -533,7 +533,7 @@ def beam_walk() -> Svg:
         if n.parent is not None:
             children.setdefault(n.parent, []).append(n.id)
     root = next(n.id for n in trace.nodes if n.parent is None)
-    answer = set(trace.path(trace.winner)) and trace.winner
+    answer = trace.winner
     on_answer_path = set()
     k = trace.winner
     while k is not None:
@@ -554,14 +554,23 @@ def beam_walk() -> Svg:
     n_rows = max(rows.values()) + 1
     row_h, top = 52, 70
     height = int(top + n_rows * row_h + 70)
-    svg = Svg(1000, height, "Beam search with k = 2 on the chapter's table: A, C, then AB, CE, "
-              "then ABD, CED",
-              "A search tree drawn from the chapter's walk-through (beam size k = 2, outputs "
-              "capped at three tokens, finished hypotheses ranked by log P / L with alpha = 1). "
-              "Step 1 keeps A (P = 0.4) and C (0.3) and drops B and D. Step 2 finishes A <eos> "
-              "and C <eos> and keeps A B and C E. Step 3 finishes A B <eos> and C E <eos>, and "
-              "A B D and C E D at the length cap. The answer is the best finished hypothesis, "
-              "A B <eos>, highlighted.")
+    def words(node_id: int) -> str:
+        return " ".join(walk.tgt_vocab.itos[i] for i in trace.path(node_id))
+
+    said = []
+    for step in range(1, max(n.step for n in trace.nodes) + 1):
+        parts = []
+        for status, verb in (("finished", "finishes"), ("kept", "keeps"), ("pruned", "drops")):
+            found = [f"{words(n.id)} (P = {math.exp(n.raw):.3f})" for n in trace.nodes
+                     if n.step == step and n.status == status]
+            if found:
+                parts.append(f"{verb} {' and '.join(found)}")
+        said.append(f"Step {step} " + "; ".join(parts) + ".")
+    svg = Svg(1000, height, "Beam search with k = 2 on the chapter's walk-through table",
+              f"A search tree drawn from lib's beam search on the chapter's walk-through (beam "
+              f"size k = 2, outputs capped at {walk.config.max_tgt_len} tokens, finished "
+              f"hypotheses ranked by log P / L with alpha = {alpha:g}). " + " ".join(said)
+              + f" The answer is the best finished hypothesis, {words(answer)}, highlighted.")
     xs = [70, 300, 540, 780]
     for step, x in enumerate(xs):
         svg.text(x, 40, "start" if step == 0 else f"step {step}", size=14, weight="bold",
@@ -583,24 +592,23 @@ def beam_walk() -> Svg:
         if n.parent is None:
             svg.box(x, y, 90, 34, TOK, "<sos>", font=MONO, size=13)
             continue
-        colours, word = style[n.status]
-        words = " ".join(walk.tgt_vocab.itos[i] for i in trace.path(n.id))
+        colours, label = style[n.status]
         svg.box(x, y, 160, 42, colours, "", width=3 if n.id == answer else 1.5,
                 dash="5 3" if n.status == "pruned" else None)
-        svg.text(x - 72, y - 3, words, size=14, font=MONO, anchor="start",
+        svg.text(x - 72, y - 3, words(n.id), size=14, font=MONO, anchor="start",
                  weight="bold" if n.id == answer else None)
         detail = f"P = {math.exp(n.raw):.3f}"
         if n.status == "finished":
             detail += f"   score {search.normalize(n.raw, n.step, alpha):.3f}"
         svg.text(x - 72, y + 15, detail, size=12, anchor="start", fill=INK)
-        svg.text(x + 76, y - 5, word, size=11, anchor="end", fill=colours[1])
+        svg.text(x + 76, y - 5, label, size=11, anchor="end", fill=colours[1])
     # legend
     ly = height - 30
     svg.text(30, ly, "score = log P / L (α = 1)   kept: stays in the beam   dropped: not among "
              "the k = 2 best   finished: ends with <eos> or reaches the cap", size=12,
              anchor="start", fill=MUTED)
     svg.text(30, ly + 18, "answer: the best finished score, "
-             f"{' '.join(walk.tgt_vocab.itos[i] for i in trace.path(answer))} (thick)",
+             f"{words(answer)} (thick)",
              size=12, anchor="start", fill=INK, weight="bold")
     return svg
 
