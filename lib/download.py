@@ -88,7 +88,14 @@ def cache_dir() -> Path:
     """
     root = os.environ.get("SEQ2SEQ_CACHE")
     path = Path(root).expanduser() if root else Path.home() / ".cache" / "seq2seq-course"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        where = f"SEQ2SEQ_CACHE={root!r}" if root else f"the default cache folder {path}"
+        what = "is a file, not a folder" if path.is_file() else f"cannot be created ({e.strerror})"
+        hint = "point SEQ2SEQ_CACHE to a folder" if root else "set SEQ2SEQ_CACHE to a folder"
+        raise type(e)(e.errno, f"{where} {what}: {hint} (it is created if missing)",
+                      str(path)) from e
     return path
 
 

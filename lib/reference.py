@@ -17,6 +17,7 @@ import argparse
 import ast
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from lib import checkpoint, links
@@ -144,11 +145,86 @@ def fetch_published(dest: Path, key: str, progress: bool = True) -> Path:
                     size=manifest["bytes"], progress=progress)
 
 
+class _CacheLock:
+    """An exclusive lock on one cache key, so that two notebooks started on a machine without
+    the model do not both download or train it on the same cores: one works, the other waits
+    and then loads the result. A lock file beside the cache file (fcntl.flock, released by the
+    system even if the holder dies) holds the holder's pid and what it is doing; it is removed
+    on release. Where fcntl does not exist (Windows), nothing is locked."""
+
+    def __init__(self, path: Path):
+        self.lock_path = path.with_name(f"{path.name}.lock")
+        self.fd: int | None = None
+        self.waited = False
+
+    def __enter__(self) -> _CacheLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not on Linux or macOS
+            return self
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not self.waited:
+                    pid, doing = self._holder()
+                    print(f"Another process (pid {pid}) {doing} the reference model; waiting "
+                          f"for it to finish…", flush=True)
+                self.waited = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:  # the holder removes the file on release: a lock on a removed file is stale
+                if os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        self.fd = fd
+        self.doing("is fetching")
+        return self
+
+    def _holder(self) -> tuple[str, str]:
+        """(pid, what it is doing) of the process holding the lock, as it wrote them."""
+        try:
+            pid, doing = self.lock_path.read_text(encoding="utf-8").split(" ", 1)
+            return pid, doing.strip()
+        except (OSError, ValueError):  # gone, or not written yet
+            return "unknown", "is fetching or training"
+
+    def doing(self, what: str) -> None:
+        """Tell waiting processes what the holder is doing ("is training")."""
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"{os.getpid()} {what}".encode(), 0)
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            self.lock_path.unlink(missing_ok=True)  # before unlocking: see the inode check
+            os.close(self.fd)
+            self.fd = None
+
+
+def _not_cached(path: Path) -> FileNotFoundError:
+    return FileNotFoundError(f"no reference model at {path} and training is disabled; run "
+                             f"`make train` (or `python -m lib.reference --train`)")
+
+
+def _check_writable(path: Path) -> None:
+    """Fail in a second, not after the training run, when the cache cannot take the model."""
+    from lib.checkpoint import check_writable
+
+    try:
+        check_writable(path)
+    except ValueError as e:
+        raise type(e)(f"{e}; set SEQ2SEQ_CACHE to a folder that can be written") from e
+
+
 def pretrained(device=None, download: bool = True, train: bool = True,
                progress: bool = True) -> Seq2Seq:
     """The reference model: cached if fresh, else downloaded if published, else trained.
 
-    The model's `source` attribute says which: "cache", "download" or "training".
+    The model's `source` attribute says which: "cache", "download" or "training". While one
+    process downloads or trains, another asking for the same model waits, then loads it.
     """
     from lib.checkpoint import CheckpointError
 
@@ -160,6 +236,23 @@ def pretrained(device=None, download: bool = True, train: bool = True,
         except CheckpointError as e:
             path.unlink(missing_ok=True)
             print(f"The cached reference model was damaged and is deleted: {e}")
+    if not (download or train):
+        raise _not_cached(path)
+    _check_writable(path)
+    with _CacheLock(path) as lock:
+        if lock.waited and path.is_file():
+            try:
+                return _loaded(path, device, "cache")
+            except CheckpointError as e:
+                path.unlink(missing_ok=True)
+                print(f"The reference model the other process left is damaged: {e}")
+        return _fetch_or_train(path, key, device, download, train, progress, lock)
+
+
+def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, progress: bool,
+                    lock: _CacheLock) -> Seq2Seq:
+    from lib.checkpoint import CheckpointError
+
     if download:
         from lib.download import DownloadError
 
@@ -172,11 +265,11 @@ def pretrained(device=None, download: bool = True, train: bool = True,
     else:
         why = "downloading is turned off (download=False)"
     if not train:
-        raise FileNotFoundError(f"no reference model at {path} and training is disabled; "
-                                f"run `make train` (or `python -m lib.reference --train`)")
+        raise _not_cached(path)
     from lib.device import pick_device
 
     slow = pick_device(device).type == "cpu"
+    lock.doing("is training")
     print(f"Training the reference model here, because {why}. This takes "
           f"{'15 to 25 minutes on a CPU' if slow else 'one to two minutes on this GPU'}; "
           f"the result is cached in {path.parent} and later calls load it in seconds.")
@@ -206,7 +299,10 @@ def main(argv=None) -> None:
             print(f"reference model is cached and fresh: {path}")
             return
     elif args.train or not path.is_file():
-        train_reference(device=args.device)
+        _check_writable(path)
+        with _CacheLock(path) as lock:
+            lock.doing("is training")
+            train_reference(device=args.device)
     model = checkpoint.load(path, device=args.device)
     extra = model.extra
     print(f"reference model {path}: trained {extra['minutes']:.1f} min at "

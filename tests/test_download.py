@@ -317,6 +317,21 @@ def test_cache_dir_honours_env_and_is_created_lazily(tmp_path, monkeypatch):
     assert dl.cache_dir() == tmp_path / ".cache" / "seq2seq-course"
 
 
+def test_a_cache_variable_that_names_a_file_says_so(tmp_path, monkeypatch):
+    """SEQ2SEQ_CACHE at a file once gave a bare FileExistsError that did not name the variable."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(a_file))
+    with pytest.raises(FileExistsError, match=re.escape(f"SEQ2SEQ_CACHE={str(a_file)!r} is a "
+                                                        f"file, not a folder: point "
+                                                        f"SEQ2SEQ_CACHE to a folder")):
+        dl.cache_dir()
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(a_file / "below"))
+    with pytest.raises(NotADirectoryError, match=r"SEQ2SEQ_CACHE=.* cannot be created \(Not a "
+                                                 r"directory\)"):
+        dl.cache_dir()
+
+
 # --- the overall deadline ---------------------------------------------------------------------
 
 

@@ -366,6 +366,93 @@ def test_a_fresh_cache_wins_over_the_download(served, tiny):
 
 
 # ---------------------------------------------------------------------------------------------
+# Before training: a cache that cannot take the model, and two processes at once
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unwritable_cache(tmp_path, monkeypatch):
+    """A cache path whose folder cannot be made (a file is in the way; chmod does not stop
+    root), and training that must not start."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    path = blocker / "cache" / f"reference-{'0' * 16}.pt"
+    monkeypatch.setattr(reference, "cache_path", lambda: path)
+    _forbid_training(monkeypatch)
+    return path
+
+
+def test_pretrained_checks_the_cache_is_writable_before_training(unwritable_cache):
+    """A failed final save once threw away a whole training run: fail in a second instead."""
+    with pytest.raises(checkpoint.CheckpointError, match=re.escape(str(unwritable_cache))
+                       + r".*set SEQ2SEQ_CACHE to a folder that can be written"):
+        reference.pretrained(device="cpu", download=False, progress=False)
+
+
+def test_main_checks_the_cache_is_writable_before_training(unwritable_cache):
+    with pytest.raises(checkpoint.CheckpointError, match="SEQ2SEQ_CACHE"):
+        reference.main(["--train", "--device", "cpu"])
+
+
+_TWO_NOTEBOOKS = """
+import os, sys, time
+from pathlib import Path
+from lib import checkpoint, reference, toy
+
+out = Path(sys.argv[1])
+
+def fast_training(progress=True, device=None, path=None):
+    with open(out / "trained", "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    deadline = time.time() + 30  # hold the lock until the test has seen the other one wait
+    while not (out / "go").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    model = toy.tiny_model(0)
+    checkpoint.save(model, path or reference.cache_path())
+    return model, None
+
+reference.train_reference = fast_training
+model = reference.pretrained(device="cpu", download=False, progress=False)
+print("got", model.source, sum(p.numel() for p in model.parameters()), flush=True)
+"""
+
+
+def test_two_processes_train_once_and_the_second_waits_for_the_first(tmp_path, isolated):
+    """Two notebooks calling lib.pretrained() on a machine without the model: one trains, the
+    other says it waits for that pid, then loads the cached result."""
+    env = {**os.environ, "SEQ2SEQ_CACHE": str(isolated), "PYTHONUNBUFFERED": "1"}
+
+    def start():
+        return subprocess.Popen([sys.executable, "-c", _TWO_NOTEBOOKS, str(tmp_path)], cwd=ROOT,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+
+    first = start()
+    try:
+        for _ in range(1200):  # the first holds the lock once its training has started
+            if (tmp_path / "trained").exists() or first.poll() is not None:
+                break
+            threading.Event().wait(0.05)
+        assert (tmp_path / "trained").exists(), first.communicate()[0]
+        second = start()
+        waiting = second.stdout.readline()  # blocks until the second process prints
+        (tmp_path / "go").touch()
+        out_first, out_second = first.communicate(timeout=120)[0], second.communicate(
+            timeout=120)[0]
+    finally:
+        for p in (first, locals().get("second")):
+            if p is not None and p.poll() is None:
+                p.kill()
+    assert (tmp_path / "trained").read_text().split() == [str(first.pid)]  # trained once
+    assert f"Another process (pid {first.pid}) is training the reference model; waiting" \
+        in waiting, waiting + out_second
+    got_first, got_second = (o.strip().splitlines()[-1].split() for o in (out_first, out_second))
+    assert got_first[:2] == ["got", "training"] and got_second[:2] == ["got", "cache"]
+    assert got_first[2] == got_second[2]  # the same model
+    assert [p.name for p in isolated.iterdir()] == [reference.cache_path().name]  # no lock left
+
+
+# ---------------------------------------------------------------------------------------------
 # The command line behind `make train`
 # ---------------------------------------------------------------------------------------------
 
