@@ -19,6 +19,7 @@ from lib.widgets.trace import BeamCapture, capture_beam
 BW, BH, DX, DY = 72, 32, 86, 40  # node box width/height, column and row spacing
 ML, TOP = 8, 8  # the tree's left and top margins
 GREEDY_GAP = 26  # between the tree's lowest row and the greedy strip
+BOX_CHARS = 10  # a token's characters that fit a box
 
 
 
@@ -85,7 +86,7 @@ def _node(n: dict, x: float, y: float, cls: str) -> str:
     tip = f"{n['text']} · {status} · log P {n['raw']:.3f} · score {n['score']:.3f}"
     return (f'<g class="node {cls}" data-step="{n["step"]}" transform="translate({x} {y})">'
             f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
-            f'<text x="{BW / 2}" y="13">{esc(short(n["text"], 10))}</text>'
+            f'<text x="{BW / 2}" y="13">{esc(short(n["text"], BOX_CHARS))}</text>'
             f'<text class="sc" x="{BW / 2}" y="26" data-norm="{fmt(n["score"])}">'
             f'{fmt(n["raw"])}</text></g>')
 
@@ -148,7 +149,7 @@ def _tree(cap: BeamCapture, nodes: list[dict], by_id: dict[int, dict], last: int
         parts.append(
             f'<g class="gnode" data-step="{i}" transform="translate({x} {gy})">'
             f'<title>{esc(tip)}</title><rect width="{BW}" height="{BH}" rx="5"/>'
-            f'<text x="{BW / 2}" y="13">{esc(short(tok, 10))}</text>'
+            f'<text x="{BW / 2}" y="13">{esc(short(tok, BOX_CHARS))}</text>'
             f'<text class="sc" x="{BW / 2}" y="26" '
             f'data-norm="{fmt(normalize(raw, i, alpha))}">{fmt(raw)}</text></g>')
     return (f'<div class="s2s-scroll"><svg class="s2s-fig s2s-tree final" '

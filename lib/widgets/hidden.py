@@ -50,6 +50,8 @@ AXIS_LEFT, AXIS_BOTTOM = 26, 24
 TRAJECTORY_HEIGHT, TRAJECTORY_PAD = 270, 16
 MAP_HEIGHT, MAP_PAD = 320, 14
 LEGEND_WIDTH, LEGEND_ROW = 110, 18  # the map's legend of colour groups, at its right
+LEGEND_CHARS = 13  # a group name's characters that fit the legend
+MARK_CHARS = 28  # a highlighted sentence's characters beside its ring
 
 
 
@@ -108,7 +110,7 @@ def heatmap(states: torch.Tensor, labels: list[str], unknown: list[bool], units:
         pos = (f'transform="translate({x:.1f} {y - 4:.0f}) rotate(-45)" text-anchor="end"'
                if rotate else f'x="{x:.1f}" y="{y:.0f}" text-anchor="middle"')
         parts.append(f'<text class="{cls}" data-col="{t}" {pos} style="fill:{colour}">'
-                     f'<title>{esc(tip)}</title>{esc(short(tok, 14))}</text>')
+                     f'<title>{esc(tip)}</title>{esc(short(tok))}</text>')
     parts.append("</svg>")
     what = ("h<sub>t</sub><sup>{l}</sup> after reading each source token" if mode == "enc"
             else "s<sub>t</sub><sup>{l}</sup> after each step, under the token it predicted")
@@ -181,7 +183,7 @@ def trajectory(trace: HiddenTrace, layer: int, enc: torch.Tensor, dec: torch.Ten
         parts.append(f'<circle class="pt" data-t="{i + 1}" cx="{x:.1f}" cy="{y:.1f}" r="4" '
                      f'fill="{colour}"><title>step {i + 1}: {who} {esc(tok)}</title></circle>')
         parts.append(f'<text class="pl" data-t="{i + 1}" x="{x + 6:.1f}" y="{y - 6:.1f}" '
-                     f'style="fill:{colour}">{esc(short(tok, 14))}</text>')
+                     f'style="fill:{colour}">{esc(short(tok))}</text>')
     parts.append("</svg>")
     return (f'<div class="s2s-panel s2s-traj" data-layer="{layer}">'
             f"<h4>Trajectory of layer {layer}'s state</h4>"
@@ -226,12 +228,12 @@ def map_panel(cmap: ContextMap, you: list[tuple[str, list[float]]] | None = None
         parts.append(f'<circle class="you" cx="{x:.1f}" cy="{y:.1f}" r="7"/>'
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="var(--fg)"/>'
                      f'<text class="youl" x="{x + 10:.1f}" y="{y + 4:.1f}">'
-                     f"{esc(short(label, 28))}</text>")
+                     f"{esc(short(label, MARK_CHARS))}</text>")
     ly = 14  # the first legend row's baseline
     for g in groups if groups != [""] else []:
         parts.append(f'<circle cx="{right + 10}" cy="{ly - 4}" r="4.5" fill="{colour[g]}"/>'
                      f'<text x="{right + 20}" y="{ly}" style="font-size:12px">'
-                     f"{esc(short(g, 13))}</text>")
+                     f"{esc(short(g, LEGEND_CHARS))}</text>")
         ly += LEGEND_ROW
     parts.append("</svg>")
     k = len(cmap.neighbours[0]) if cmap.neighbours else 0

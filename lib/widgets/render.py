@@ -65,7 +65,10 @@ def fmt(x: float, decimals: int = 2) -> str:
     return f"{x:.{decimals}f}".replace("-", "−")
 
 
-def short(token: str, width: int = 11) -> str:
+TOKEN_CHARS = 14  # a token label's characters before it is cut (the full token is a tooltip)
+
+
+def short(token: str, width: int = TOKEN_CHARS) -> str:
     """Cut long tokens so they fit a box; the full token goes in a tooltip."""
     return token if len(token) <= width else token[:width - 1] + "…"
 

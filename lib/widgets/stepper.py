@@ -14,6 +14,8 @@ import math
 from lib.widgets.render import View, esc, fmt, header, short, slider
 from lib.widgets.trace import StepTrace, capture_steps
 
+BAR_SPAN = 80  # percent of its column that a probability of 1 fills (room for the number)
+
 
 def _bars(step: dict, t: int) -> str:
     """The top-k bars of one step, with the written token highlighted."""
@@ -29,14 +31,14 @@ def _bars(step: dict, t: int) -> str:
             tag = f'<span class="s2s-tag" style="background:{colour}">' \
                   f'{"forced" if step["forced"] else "greedy"}</span>'
         rows.append(f'<span class="w{" pick" if mark else ""}" title="{esc(tok)}">'
-                    f"{esc(short(tok, 14))}</span>"
-                    f'<span class="bw"><span class="b{mark}" style="width:{80 * p:.1f}%">'
+                    f"{esc(short(tok))}</span>"
+                    f'<span class="bw"><span class="b{mark}" style="width:{BAR_SPAN * p:.1f}%">'
                     f'</span><span class="p">{100 * p:.1f}%{tag}</span></span>')
     if written not in [tok for tok, _ in step["top"]]:  # a forced token outside the top k
         p = math.exp(step["logp"])
         rows.append(f'<span class="gap">… {step["rank"] - len(step["top"]) - 1} more …</span>'
-                    f'<span class="w pick">{esc(short(written, 14))}</span><span class="bw">'
-                    f'<span class="b force" style="width:{80 * p:.1f}%"></span>'
+                    f'<span class="w pick">{esc(short(written))}</span><span class="bw">'
+                    f'<span class="b force" style="width:{BAR_SPAN * p:.1f}%"></span>'
                     f'<span class="p">{100 * p:.2g}%<span class="s2s-tag" style="background:'
                     f'var(--keep)">forced</span></span></span>')
     prev = esc(step["input"])
@@ -67,7 +69,7 @@ class StepperView(View):
             tip = f"step {t}: P = {math.exp(s['logp']):.3f}, rank {s['rank']}" + (
                 " (forced)" if s["forced"] else "")
             chips.append(f'<button type="button" class="{cls}" data-step="{t}" '
-                         f'title="{esc(tip)}">{esc(short(s["token"], 14))}'
+                         f'title="{esc(tip)}">{esc(short(s["token"]))}'
                          f"<small>{100 * math.exp(s['logp']):.0f}%</small></button>")
         output = esc(trace.translation) or "(nothing)"
         lines = []
