@@ -1,0 +1,172 @@
+"""The single context vector put to a clean test (the wrap-up chapter): reverse a sequence.
+
+The decoder of `lib.model.Seq2Seq` sees its source only through the encoder's final hidden
+states, a fixed number of values whatever the source length. To see whether that limits the
+model, give it a task whose only difficulty is the length: write a random sequence of digits
+backwards (`lib.reversal`). Every digit is equally likely at every position, so a sequence of
+L digits carries L * log2(8) bits, and all of them must pass through the context vector. If
+the model trains on every length it is tested on, a model that writes short sequences right
+and long ones wrong is out of room, or out of training, but not out of its depth.
+
+    config = BottleneckConfig(hidden=64)           # sizes, lengths, training budget
+    model, history = train_reversal(config)        # lib.reversal's model, lib.train.train
+    table = accuracy_by_length(model, config)      # {length: Accuracy(sequence, token, n)}
+
+The model and the data are `lib.reversal`'s and the training loop is `lib.train.train`, so it
+is the same model family and the same code as the course's translator, only smaller.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from lib.reversal import reversal_examples, reversal_model
+from lib.validate import is_int
+
+
+@dataclass(frozen=True)
+class BottleneckConfig:
+    """One run: the size of the context vector, the lengths, and the training budget."""
+
+    hidden: int = 64  # the context vector's size (one GRU layer)
+    min_len: int = 5  # shortest sequence, in digits, in training and in the test
+    max_len: int = 40  # longest
+    n_train: int = 6000  # training sequences, lengths uniform in min_len..max_len
+    epochs: float = 4.0
+    batch_size: int = 64
+    lr: float = 1e-2
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("hidden", "min_len", "max_len", "n_train", "batch_size"):
+            value = getattr(self, name)
+            if not is_int(value) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.min_len > self.max_len:
+            raise ValueError(f"min_len ({self.min_len}) must not exceed max_len "
+                             f"({self.max_len})")
+
+
+class Accuracy(NamedTuple):
+    sequence: float  # share of outputs equal to the target, length included
+    token: float  # share of target positions whose digit the output has at that position
+    n: int  # sequences scored
+
+
+@contextmanager
+def one_thread():
+    """Run torch on one CPU thread inside the block, then restore the thread count."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def train_reversal(config: BottleneckConfig = BottleneckConfig()):
+    """Build `lib.reversal`'s model and train it with `lib.train.train` on the CPU, in one
+    thread: a model this small gains nothing from more, and on a busy machine several threads
+    wait for each other. Returns (model, History); the same config gives the same weights.
+    """
+    from lib.train import TrainConfig, train
+
+    model = reversal_model(config.seed, hidden=config.hidden)
+    examples = reversal_examples(config.n_train, config.seed, config.min_len, config.max_len)
+    steps_per_epoch = -(-config.n_train // config.batch_size)
+    with one_thread():
+        history = train(model, examples,
+                        TrainConfig(epochs=config.epochs, batch_size=config.batch_size,
+                                    lr=config.lr, warmup_steps=min(50, steps_per_epoch),
+                                    seed=config.seed),
+                        device="cpu", progress=False)
+    return model, history
+
+
+def score_outputs(outputs: list[list[int]], targets: list[list[int]]) -> Accuracy:
+    """Sequence and token accuracy of decoded outputs (ids, <eos> already cut off)."""
+    if len(outputs) != len(targets) or not targets:
+        raise ValueError(f"need as many outputs as targets (at least one), got "
+                         f"{len(outputs)} and {len(targets)}")
+    exact = sum(list(o) == list(t) for o, t in zip(outputs, targets))
+    right = sum(a == b for o, t in zip(outputs, targets) for a, b in zip(o, t))
+    return Accuracy(exact / len(targets), right / sum(len(t) for t in targets), len(targets))
+
+
+@torch.no_grad()
+def decode(model, sources: list[list[int]]) -> list[list[int]]:
+    """Greedy outputs (ids, up to the first <eos>) for a list of source id lists."""
+    from lib.data import EOS, pad
+    from lib.search import greedy
+
+    src = pad(sources).to(model.device)  # (B, S)
+    lengths = torch.tensor([len(s) for s in sources])  # (B,)
+    cap = max(len(s) for s in sources) + 5  # room for <eos> and for a run that overshoots
+    ids = greedy(model, src, lengths, max_len=cap).tolist()  # (B, T)
+    return [row[:row.index(EOS)] if EOS in row else row for row in ids]
+
+
+def accuracy_by_length(model, config: BottleneckConfig, n_per_length: int = 100,
+                       seed: int = 1) -> dict[int, Accuracy]:
+    """{length: Accuracy} of greedy decoding on fresh sequences of each length in the config's
+    range (drawn with seeds that training never used)."""
+    if not is_int(n_per_length) or n_per_length < 1:
+        raise ValueError(f"n_per_length must be an integer >= 1, got {n_per_length!r}")
+    model.eval()
+    table = {}
+    for length in range(config.min_len, config.max_len + 1):
+        examples = reversal_examples(n_per_length, 10_000 * seed + length, length, length)
+        outputs = decode(model, [s for s, _ in examples])
+        table[length] = score_outputs(outputs, [t for _, t in examples])
+    return table
+
+
+def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
+    """Train, then test every length -> a JSON result (what `cached_test` keeps on disk):
+    seconds, steps and final loss of training, {length: [sequence, token, n]} accuracies, and
+    one sequence of `example_len` digits with the model's answer, as text."""
+    import time
+
+    start = time.perf_counter()
+    model, history = train_reversal(config)
+    seconds = time.perf_counter() - start
+    with one_thread():
+        table = accuracy_by_length(model, config)
+        src, target = reversal_examples(1, 7, example_len, example_len)[0]
+        out = decode(model, [src])[0]
+    return {"seconds": seconds, "steps": history.step[-1], "loss": history.loss[-1],
+            "table": {str(n): list(a) for n, a in table.items()},
+            "example": {"input": " ".join(model.src_vocab.decode(src)),
+                        "target": " ".join(model.tgt_vocab.decode(target)),
+                        "output": " ".join(model.tgt_vocab.decode(out))}}
+
+
+def cached_test(config: BottleneckConfig) -> tuple[dict[int, Accuracy], dict]:
+    """`run_test(config)`, from the disk when the same config and code ran before
+    (`lib.memo.cached`, keyed by the config and the source of every module the run uses).
+
+    Returns ({length: Accuracy}, the whole JSON result).
+    """
+    import sys
+    from dataclasses import asdict
+
+    import lib.decoder
+    import lib.encoder
+    import lib.head
+    import lib.model
+    import lib.reversal
+    import lib.search
+    import lib.toy
+    import lib.train
+    from lib import memo
+
+    code = (sys.modules[__name__], lib.reversal, lib.toy, lib.model, lib.encoder, lib.decoder,
+            lib.head, lib.train, lib.search)
+    key = asdict(config)  # training runs in one thread whatever the machine has
+    result = memo.cached("bottleneck-reversal", key, lambda: run_test(config), code)
+    table = {int(n): Accuracy(s, t, int(k)) for n, (s, t, k) in result["table"].items()}
+    return table, result

@@ -1,0 +1,89 @@
+"""lib.bottleneck: the reversal test of the single context vector (wrap-up chapter)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lib import bottleneck
+from lib.data import EOS, PAD, SOS
+from lib.reversal import reversal_examples, reversal_model
+
+
+def test_score_outputs_by_hand():
+    # one exact copy, one with its second token wrong: 1 of 2 sequences, 4 of 5 positions
+    assert bottleneck.score_outputs([[5, 6, 7], [5, 6]], [[5, 6, 7], [5, 7]]) == (0.5, 0.8, 2)
+    # too long: not an exact answer, though every target position is right
+    assert bottleneck.score_outputs([[5, 6, 7, 8]], [[5, 6, 7]]) == (0.0, 1.0, 1)
+    # too short: the missing positions count as wrong
+    assert bottleneck.score_outputs([[5]], [[5, 6, 7, 8]]) == (0.0, 0.25, 1)
+
+
+def test_score_outputs_refuses_unpaired_lists():
+    with pytest.raises(ValueError, match="as many outputs as targets"):
+        bottleneck.score_outputs([[5]], [[5], [6]])
+    with pytest.raises(ValueError, match="at least one"):
+        bottleneck.score_outputs([], [])
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"min_len": 9, "max_len": 4}, "must not exceed"),
+    ({"hidden": 0}, "hidden must be an integer >= 1"),
+    ({"n_train": True}, "n_train must be an integer"),
+    ({"max_len": 2.5}, "max_len must be an integer"),
+])
+def test_config_refuses_bad_settings(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        bottleneck.BottleneckConfig(**kwargs)
+
+
+def greedy_one(model, src: list[int], cap: int) -> list[int]:
+    """An independent greedy loop, one sentence, one step at a time: the oracle for decode.
+    Like every decoder of the course it never writes <pad> or <sos>."""
+    _, state, context = model.encode(torch.tensor([src]), torch.tensor([len(src)]))
+    prev, out = torch.tensor([SOS]), []
+    for _ in range(cap):
+        logits, state = model.decoder.step(prev, state, context)  # (1, V)
+        logits[:, [PAD, SOS]] = float("-inf")
+        token = int(logits.argmax(-1))
+        if token == EOS:
+            break
+        out.append(token)
+        prev = torch.tensor([token])
+    return out
+
+
+def test_decode_equals_a_step_by_step_greedy_loop():
+    model = reversal_model(seed=3, hidden=16).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(3)  # peaked distributions: outputs of varied lengths
+    sources = [s for s, _ in reversal_examples(12, seed=4, min_len=2, max_len=9)]
+    got = bottleneck.decode(model, sources)
+    cap = max(len(s) for s in sources) + 5
+    with torch.no_grad():
+        assert got == [greedy_one(model, s, cap) for s in sources]
+
+
+def test_training_learns_short_reversals_and_the_result_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
+    monkeypatch.delenv("SEQ2SEQ_RECOMPUTE", raising=False)
+    config = bottleneck.BottleneckConfig(hidden=32, min_len=2, max_len=4, n_train=1500,
+                                         epochs=4)
+    model, history = bottleneck.train_reversal(config)
+    assert history.loss[-1] < history.loss[0]
+    table = bottleneck.accuracy_by_length(model, config, n_per_length=50)
+    assert list(table) == [2, 3, 4] and all(a.n == 50 for a in table.values())
+    assert table[2].sequence > 0.9  # two digits backwards: learned in a few hundred steps
+
+    cached, result = bottleneck.cached_test(config)  # trains again: same config, same weights
+    assert len(list((tmp_path / "results").glob("bottleneck-reversal-*.json"))) == 1
+    assert list(cached) == [2, 3, 4] and all(a.n == 100 for a in cached.values())
+    assert cached == bottleneck.accuracy_by_length(model, config)  # the same model again
+    assert len(result["example"]["input"].split()) == 20
+    assert result["example"]["target"].split() == [
+        w.replace("en", "fr") for w in reversed(result["example"]["input"].split())]
+    monkeypatch.setattr(bottleneck, "run_test", lambda *a: pytest.fail("not read back"))
+    assert bottleneck.cached_test(config) == (cached, result)  # read back, not retrained
+    with pytest.raises(ValueError, match="n_per_length"):
+        bottleneck.accuracy_by_length(model, config, n_per_length=0)
