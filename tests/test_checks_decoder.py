@@ -63,37 +63,134 @@ def test_start_state_skeleton_is_not_done():
     assert not result.done and "not done yet" in str(result)
 
 
-# --- decoder_inputs -------------------------------------------------------------------------
+# --- decode_mixed -----------------------------------------------------------------------------
 
 
-def decoder_inputs(emb, context):
-    T = emb.size(1)
-    return torch.cat([emb, context.unsqueeze(1).expand(-1, T, -1)], dim=-1)  # (B, T, E+H)
+def decode_mixed(model, src_ids, other_ids, max_len):
+    _, state, _ = model.encode(torch.tensor([src_ids]), torch.tensor([len(src_ids)]))
+    _, _, context = model.encode(torch.tensor([other_ids]), torch.tensor([len(other_ids)]))
+    prev, out = torch.tensor([SOS]), []
+    for _ in range(max_len):
+        logits, state = model.decoder.step(prev, state, context)  # (1, V)
+        tok = int(log_probs(logits).argmax(-1))
+        out.append(tok)
+        if tok == EOS:
+            break
+        prev = torch.tensor([tok])
+    return out
 
 
-def test_decoder_inputs_accepts_the_reference():
-    result = checks.check_decoder_inputs(decoder_inputs)
-    assert result.ok, result
-    assert "Decoder.forward" in str(result)
+def test_decode_mixed_accepts_the_reference():
+    result = checks.check_decode_mixed(decode_mixed)
+    assert result.ok and result.done, result
+    assert "feed_context=False" in str(result)
+
+
+def test_decode_mixed_differs_from_plain_greedy_on_the_fed_model():
+    """The cases can tell the mistakes apart: on the model that feeds the context, decoding
+    with another sentence's context changes the output, and the mistakes give other outputs."""
+    fed = checks.tiny_model(8)
+    a, b = [7, 8, 5, 5], [9, 6, 4]
+    for x, y in ((a, b), (b, a)):
+        outputs = {tuple(checks.reference_loop(fed, *ids, 10, mistake=mistake)[0])
+                   for ids, mistake in (((x, y), ""), ((x, x), ""), ((y, y), ""), ((y, x), ""),
+                                        ((x, y), "first layer"))}
+        assert len(outputs) == 5
+    unfed = checks.tiny_model(8, feed_context=False)  # there the fed context changes nothing
+    assert checks.reference_loop(unfed, a, b, 10)[0] == checks.reference_loop(unfed, a, a, 10)[0]
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (lambda e, c: torch.cat([c.unsqueeze(1).expand(-1, e.size(1), -1), e], -1),
-     "context comes first"),
-    (lambda e, c: torch.cat([e, c.repeat(e.size(1), 1).view(e.size(0), e.size(1), -1)], -1),
-     "wrong context"),
-    (lambda e, c: e, "not concatenated"),
-    (lambda e, c: torch.cat([e, c.unsqueeze(1)], 1) if e.size(-1) == c.size(-1) else
-     torch.cat([e, torch.zeros(e.size(0), 1, e.size(2))], 1), "along time"),
+    (lambda m, s, o, n: decode_mixed(m, s, s, n), "you fed the context of src_ids"),
+    (lambda m, s, o, n: decode_mixed(m, o, o, n), "you used other_ids for everything"),
+    (lambda m, s, o, n: decode_mixed(m, o, s, n), "the roles are swapped"),
+    (lambda m, s, o, n: checks.reference_loop(m, s, o, n, mistake="first layer")[0],
+     "FIRST layer"),
+    (lambda m, s, o, n: decode_mixed(m, s, o, n)[:-1] or [5], "first difference"),
+    (lambda m, s, o, n: decode_mixed(m, s, o, n) + [5] * (n + 1), "length cap"),
 ])
-def test_decoder_inputs_rejects_typical_mistakes(wrong, words):
-    result = checks.check_decoder_inputs(wrong)
-    assert result.done and not result.ok
-    assert words in str(result), result
+def test_decode_mixed_rejects_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_decode_mixed(wrong), words)
 
 
-def test_decoder_inputs_skeleton_is_not_done():
-    assert not checks.check_decoder_inputs(skeleton).done
+def test_decode_mixed_skeleton_is_not_done():
+    assert not checks.check_decode_mixed(skeleton).done
+
+
+# --- greedy_unsure -----------------------------------------------------------------------------
+
+
+def greedy_unsure(model, src_ids, max_len, min_prob):
+    _, state, context = model.encode(torch.tensor([src_ids]), torch.tensor([len(src_ids)]))
+    prev, out, probs = torch.tensor([SOS]), [], []
+    for _ in range(max_len):
+        logits, state = model.decoder.step(prev, state, context)  # (1, V)
+        p = log_probs(logits)[0].exp()  # (V,)
+        tok = int(p.argmax())
+        if p[tok] < min_prob:
+            break
+        out.append(tok)
+        probs.append(float(p[tok]))
+        if tok == EOS:
+            break
+        prev = torch.tensor([tok])
+    return out, probs
+
+
+def test_greedy_unsure_accepts_the_reference_and_covers_every_way_out():
+    result = checks.check_greedy_unsure(greedy_unsure)
+    assert result.ok and result.done, result
+    text = str(result)
+    assert "ended with <eos>" in text and "cut by the length cap" in text
+    assert "stopped by min_prob" in text
+
+
+def test_greedy_unsure_with_min_prob_zero_is_lib_greedy():
+    """The oracle: with min_prob 0 the reference loop writes what lib.search.greedy writes, and
+    its probabilities are those of lib.search.sequence_log_prob's tokens."""
+    from lib.search import greedy, sequence_log_prob
+
+    model = checks.tiny_model(5)
+    src = torch.tensor([[4, 7, 9, 5]])
+    ids, probs = checks.reference_loop(model, [4, 7, 9, 5], [4, 7, 9, 5], 10)
+    expected = [t for t in greedy(model, src, torch.tensor([4]), max_len=10)[0].tolist() if t]
+    assert ids == expected
+    total = sequence_log_prob(model, src, torch.tensor([4]), torch.tensor([ids]))
+    assert torch.isclose(total, torch.tensor(probs).log().sum(), atol=1e-5).all()
+
+
+def test_the_mid_sentence_threshold_stops_after_two_tokens_or_more():
+    model = checks.tiny_model(5)
+    src = [9, 9, 4]
+    min_prob = checks.unsure_threshold(model, src, 10)
+    assert min_prob is not None
+    ids, probs = checks.reference_loop(model, src, src, 10, min_prob)
+    plain, _ = checks.reference_loop(model, src, src, 10)
+    assert 2 <= len(ids) < len(plain) and min(probs) >= min_prob
+    for mistake in ("written", "prefix", "renormalised"):  # each one is told apart
+        assert checks.reference_loop(model, src, src, 10, min_prob, mistake)[0] != ids
+
+
+def _mistake(name):
+    return lambda m, s, n, p: checks.reference_loop(m, s, s, n, p, mistake=name)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (_mistake("log"), "log-probabilities"),
+    (_mistake("written"), "stop *before* writing"),
+    (_mistake("prefix"), "probability of the whole prefix"),
+    (_mistake("renormalised"), "renormalises"),
+    (lambda m, s, n, p: greedy_unsure(m, s, n, 0.0), "never stopped for an unsure token"),
+    (lambda m, s, n, p: (greedy_unsure(m, s, n, p)[0], greedy_unsure(m, s, n, p)[1][:-1]),
+     "one probability per token"),
+    (lambda m, s, n, p: greedy_unsure(m, s, n, p)[0], "two lists"),
+])
+def test_greedy_unsure_rejects_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_greedy_unsure(wrong), words)
+
+
+def test_greedy_unsure_skeleton_is_not_done():
+    assert not checks.check_greedy_unsure(skeleton).done
 
 
 # --- greedy_decode --------------------------------------------------------------------------
@@ -188,9 +285,8 @@ def test_inputs_changed_in_place_are_named():
     assert_rejects(checks.check_greedy_decode(reverses_source),
                    "changed its input `src_ids` in place (e.g. src_ids.sort()")
 
-    def scales_context(emb, context):
-        context *= 1.0
-        context[0] = 0  # the first sentence's context, wiped in the caller's tensor
-        return decoder_inputs(emb, context)
+    def pops_other(model, src_ids, other_ids, max_len):
+        other_ids.pop()  # shortens the caller's list
+        return decode_mixed(model, src_ids, other_ids + [4], max_len)
 
-    assert_rejects(checks.check_decoder_inputs(scales_context), "`context` in place")
+    assert_rejects(checks.check_decode_mixed(pops_other), "`other_ids` in place")

@@ -1,8 +1,9 @@
 """Checkers for the exercises of "The decoder".
 
     check_start_state(start_state)        eq. 3: initial states, context and first input
-    check_decoder_inputs(decoder_inputs)  the context concatenated to every step's input
-    check_greedy_decode(greedy_decode)    the autoregressive loop, against lib.search.greedy
+    check_decode_mixed(decode_mixed)      start from one sentence, feed another's context
+    check_greedy_unsure(greedy_unsure)    the loop, with probabilities and a min_prob stop
+    check_greedy_decode(greedy_decode)    the plain autoregressive loop, against lib.search.greedy
 
 Each checker runs the learner's function on small seeded models (`tiny_model`) and, when one is
 given, on the course's trained model; when the answer is wrong in a common way (the output
@@ -11,6 +12,8 @@ that mistake too and names it.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -126,68 +129,235 @@ def check_start_state(fn, model=None) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# decoder_inputs(emb (B, T, E), context (B, H)) -> (B, T, E + H)
+# A reference loop for the two variants below: whose context, and when to stop
 # ---------------------------------------------------------------------------------------------
 
 
-def _inputs_case(fn, B: int, T: int, E: int, H: int, seed: int) -> str:
-    g = torch.Generator().manual_seed(seed)
-    emb = torch.randn(B, T, E, generator=g)  # (B, T, E)
-    context = torch.randn(B, H, generator=g)  # (B, H)
-    expected = torch.cat([emb, context[:, None, :].expand(B, T, H)], dim=-1)  # (B, T, E+H)
-    got = call(fn, emb, context, names=("emb", "context"))
-    if not torch.is_tensor(got):
-        raise Mismatch(f"return a tensor (B, T, E + H), got {type(got).__name__}")
-    shape = tuple(got.shape)
-    if shape == (B, T, E):
-        raise Mismatch("the result has the embedding's shape (B, T, E): the context was not "
-                       "concatenated")
-    if shape == (B, T + 1, E) or (len(shape) == 3 and shape[1] != T and shape[2] == E):
-        raise Mismatch(f"the result has shape {shape}: you concatenated along time (dim 1); "
-                       f"the context joins each step's features, dim -1")
-    expect_shape("the decoder inputs", got, (B, T, E + H))
-    got = got.detach()
-    if torch.allclose(got, expected):
-        return f"B={B}, T={T}, E={E}, H={H}"
-    swapped = torch.cat([context[:, None, :].expand(B, T, H), emb], dim=-1)
-    if torch.allclose(got, swapped):
-        raise Mismatch("the context comes first: the decoder reads [e(y_{t-1}); c], the "
-                       "embedding first, as lib.decoder.Decoder does (its GRU's weights are "
-                       "laid out in that order)")
-    if torch.allclose(got[..., :E], emb) and not torch.allclose(got[..., E:], expected[..., E:]):
-        wrong = (~torch.isclose(got[..., E:], expected[..., E:])).any(-1).nonzero()[0].tolist()
-        raise Mismatch(f"the embedding part is right, but position (sentence {wrong[0]}, step "
-                       f"{wrong[1]}) carries the wrong context: every step of sentence b must "
-                       f"carry context[b] (use unsqueeze(1).expand(-1, T, -1), not a reshape)")
-    expect_close("the decoder inputs", got, expected)
-    return ""
+@torch.no_grad()
+def reference_loop(model, start_ids: list[int], context_ids: list[int], max_len: int,
+                   min_prob: float = 0.0, mistake: str = "") -> tuple[list[int], list[float]]:
+    """Greedy decoding that starts from the hidden states of `start_ids` (eq. 3) and is fed the
+    context of `context_ids` at every step (eq. 4); it stops at <eos>, after max_len tokens, or
+    before writing a token whose probability is below min_prob. Returns (ids, probabilities).
+
+    `mistake` reproduces a typical error, so a checker can recognise it: "log" (log-probabilities
+    returned), "written" (the unsure token is written before stopping), "prefix" (min_prob
+    compared with the probability of the whole prefix), "renormalised" (softmax after forbidding
+    <pad> and <sos>), "first layer" (the context taken from the first layer).
+    """
+    dev = model.device
+
+    def encode(ids):
+        return model.encode(torch.tensor([ids], device=dev), torch.tensor([len(ids)]))
+
+    _, state, _ = encode(start_ids)  # (L, 1, H): s_0 = h_S of start_ids
+    _, hidden, context = encode(context_ids)  # (L, 1, H), (1, H)
+    if mistake == "first layer":
+        context = hidden[0]  # (1, H)
+    prev = torch.tensor([SOS], device=dev)  # (1,)
+    ids, probs, prefix = [], [], 1.0
+    for _ in range(max_len):
+        logits, new_state = model.decoder.step(prev, state, context)  # (1, V), (L, 1, H)
+        if mistake == "renormalised":
+            p = torch.softmax(logits.float().index_fill(
+                1, torch.tensor([PAD, SOS], device=dev), float("-inf")), -1)[0]  # (V,)
+        else:
+            p = log_probs(logits)[0].exp()  # (V,)
+        token = int(p.argmax())
+        prob = float(p[token])
+        prefix *= prob
+        unsure = (prefix if mistake == "prefix" else prob) < min_prob
+        if unsure and mistake != "written":
+            break
+        ids.append(token)
+        probs.append(math.log(prob) if mistake == "log" else prob)
+        if unsure or token == EOS:
+            break
+        state, prev = new_state, torch.tensor([token], device=dev)
+    return ids, probs
 
 
-def _inputs_model_case(fn) -> str:
-    """Through a real decoder: the learner's inputs give the same logits as Decoder.forward."""
-    model = tiny_model(3, feed_context=True)
-    dec = model.decoder
-    g = torch.Generator().manual_seed(4)
-    tgt_in = torch.randint(len(SPECIALS), model.config.tgt_vocab_size, (2, 5), generator=g)
+def _as_id_list(got, what: str = "the output") -> list[int]:
+    if torch.is_tensor(got):
+        got = got.flatten().tolist()
+    if not isinstance(got, (list, tuple)) or not all(isinstance(t, int) and
+                                                     not isinstance(t, bool) for t in got):
+        raise Mismatch(f"return {what} as a list of token ids (int), e.g. [57, 12, 3]")
+    return list(got)
+
+
+def _ids(model, sentence_or_ids) -> list[int]:
+    if isinstance(sentence_or_ids, str):
+        return model.src_vocab.encode(tokenize(sentence_or_ids))
+    return list(sentence_or_ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_mixed(model, src_ids, other_ids, max_len): whose context does the decoder follow?
+# ---------------------------------------------------------------------------------------------
+
+
+def _mixed_case(fn, model, src, other, max_len: int, label: str) -> str:
+    src_ids, other_ids = _ids(model, src), _ids(model, other)
+    expected, _ = reference_loop(model, src_ids, other_ids, max_len)
     with torch.no_grad():
-        _, state, context = model.encode(*_batch(model, [4, 3], 5))
-        expected, _ = dec(tgt_in, state, context)  # (B, T, V)
-        inputs = call(fn, dec.embedding(tgt_in), context, names=("emb", "context"))
-        states, _ = dec.rnn(inputs, state)  # (B, T, H)
-        got = dec.head(states)  # (B, T, V)
-    expect_close("the logits of Decoder.forward fed your inputs", got, expected)
-    return "fed to a real decoder's GRU, your inputs give Decoder.forward's logits"
+        got = call(fn, model, list(src_ids), list(other_ids), max_len,
+                   names=("model", "src_ids", "other_ids", "max_len"), hint=DECODING_HINT,
+                   where=label)
+    got = _as_id_list(got)
+    if got == expected:
+        return f"{label}: {len(got)} token{'s' * (len(got) != 1)}, as expected"
+    if len(got) > max_len:
+        raise Mismatch(f"{label}: you wrote {len(got)} tokens; the length cap is "
+                       f"max_len={max_len}, <eos> included")
+    wrong = [
+        ((src_ids, src_ids, ""), "you fed the context of src_ids; the exercise starts from "
+         "src_ids' hidden states but feeds the context of other_ids at every step"),
+        ((other_ids, other_ids, ""), "you used other_ids for everything: the decoder's "
+         "initial states must come from src_ids (eq. 3), only the fed context from other_ids"),
+        ((other_ids, src_ids, ""), "the roles are swapped: you started from other_ids' hidden "
+         "states and fed src_ids' context; start from src_ids, feed other_ids' context"),
+        ((src_ids, other_ids, "first layer"), "your context is the FIRST layer's final state "
+         "of other_ids; the context is the last layer's, c = h_S^L (what model.encode "
+         "returns third)"),
+    ]
+    for (start, ctx, mistake), why in wrong:
+        if got == reference_loop(model, start, ctx, max_len, mistake=mistake)[0]:
+            raise Mismatch(f"{label}: {why}")
+    itos = model.tgt_vocab.itos
+    t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
+             min(len(got), len(expected)))
+    mine = itos[got[t]] if t < len(got) else "(nothing: you stopped)"
+    theirs = itos[expected[t]] if t < len(expected) else "(nothing: the decoding had stopped)"
+    raise Mismatch(f"{label}: the first difference is at step {t + 1}: you wrote {mine}, the "
+                   f"expected loop writes {theirs}")
 
 
-def check_decoder_inputs(fn) -> CheckResult:
-    """fn(emb (B, T, E), context (B, H)) -> [emb; context] at every step, (B, T, E + H)."""
-    return run_checks(
-        "decoder_inputs",
-        lambda: _inputs_case(fn, 2, 4, 3, 5, 0),
-        lambda: _inputs_case(fn, 3, 1, 6, 2, 1),
-        lambda: _inputs_case(fn, 4, 7, 8, 16, 2),
-        lambda: _inputs_model_case(fn),
-    )
+def check_decode_mixed(fn, model=None) -> CheckResult:
+    """fn(model, src_ids, other_ids, max_len) -> list[int]: greedy decoding from src_ids'
+    hidden states (eq. 3), fed other_ids' context at every step (eq. 4).
+
+    Against `reference_loop` on tiny models (one that feeds the context and one that does not,
+    where the fed context is ignored) and, if given, on `model` with real sentences.
+    """
+    # a seed and sentences on which the right answer and each named mistake all differ
+    fed, unfed = tiny_model(8), tiny_model(8, feed_context=False)
+    a, b = [7, 8, 5, 5], [9, 6, 4]
+    checks = [
+        lambda: _mixed_case(fn, fed, a, b, 10, "tiny model, 2 layers"),
+        lambda: _mixed_case(fn, fed, b, a, 10, "the same, roles swapped"),
+        lambda: _mixed_case(fn, unfed, a, b, 10,
+                            "tiny model with feed_context=False (the fed context is ignored)"),
+    ]
+    if model is not None:
+        pair = ("I am cold.", "Where is the station?")
+        for a, b in (pair, pair[::-1]):
+            checks.append(lambda a=a, b=b: _mixed_case(
+                fn, model, a, b, model.config.max_tgt_len,
+                f"course model, «{a}» with the context of «{b}»"))
+    return run_checks("decode_mixed", *checks)
+
+
+# ---------------------------------------------------------------------------------------------
+# greedy_unsure(model, src_ids, max_len, min_prob): stop before an unsure token
+# ---------------------------------------------------------------------------------------------
+
+
+def unsure_threshold(model, src_ids: list[int], max_len: int) -> float | None:
+    """A min_prob that stops the greedy loop, after two tokens at least, at the first step
+    whose token is less likely than every token before it (halfway between), or None."""
+    _, probs = reference_loop(model, src_ids, src_ids, max_len)
+    for t in range(2, len(probs)):
+        if probs[t] < min(probs[:t]):
+            return (probs[t] + min(probs[:t])) / 2
+    return None
+
+
+def _unsure_case(fn, model, src, max_len: int, min_prob: float, label: str) -> str:
+    src_ids = _ids(model, src)
+    expected, expected_p = reference_loop(model, src_ids, src_ids, max_len, min_prob)
+    with torch.no_grad():
+        got = call(fn, model, list(src_ids), max_len, min_prob,
+                   names=("model", "src_ids", "max_len", "min_prob"), hint=DECODING_HINT,
+                   where=label)
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise Mismatch("return two lists: (token ids, their probabilities)")
+    ids = _as_id_list(got[0], "the token ids")
+    probs = got[1]
+    if torch.is_tensor(probs):
+        probs = probs.flatten().tolist()
+    if not isinstance(probs, (list, tuple)) or not all(
+            isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs):
+        raise Mismatch("return the probabilities as a list of floats, one per token written")
+    probs = [float(p) for p in probs]
+    if len(probs) != len(ids):
+        raise Mismatch(f"{label}: {len(ids)} tokens but {len(probs)} probabilities: return one "
+                       f"probability per token written")
+    if probs and all(p <= 0 for p in probs) and any(p < 0 for p in probs):
+        raise Mismatch(f"{label}: your probabilities are negative, so they are "
+                       f"log-probabilities; return P = exp(log P), between 0 and 1")
+    stopped = ended = ""
+    if len(expected) < max_len and expected[-1:] != [EOS]:
+        stopped = (f" (the loop stops before step {len(expected) + 1}, whose best token has "
+                   f"P below min_prob={min_prob:.3f})")
+    def matches(mistake: str = "", threshold: float = min_prob) -> bool:
+        ref_ids, ref_p = reference_loop(model, src_ids, src_ids, max_len, threshold, mistake)
+        return ids == ref_ids and len(probs) == len(ref_p) and all(
+            abs(a - b) <= 1e-5 for a, b in zip(probs, ref_p))
+
+    mistakes = (
+        ("written", "you wrote the unsure token, then stopped; stop *before* writing a token "
+                    "whose probability is below min_prob"),
+        ("prefix", "you compared min_prob with the probability of the whole prefix (the "
+                   "product so far); the rule is about each token's own probability "
+                   "P(y_t | y_<t, x)"),
+        ("renormalised", "your probabilities are too large: you applied the softmax after "
+                         "forbidding <pad> and <sos>, which renormalises; the model's "
+                         "probability is search.log_probs(logits).exp()"))
+    if not matches():
+        for mistake, why in mistakes:
+            if matches(mistake):
+                raise Mismatch(f"{label}: {why}")
+        if stopped and matches(threshold=0.0):
+            raise Mismatch(f"{label}: you never stopped for an unsure token{stopped}")
+    if ids == expected:
+        expect_close(f"{label}: the probabilities", probs, expected_p)
+        ended = "ended with <eos>" if expected[-1:] == [EOS] else \
+            f"stopped by min_prob={min_prob:.3f}" if stopped else "cut by the length cap"
+        return f"{label}: {len(ids)} token{'s' * (len(ids) != 1)}, {ended}"
+    if len(ids) > max_len:
+        raise Mismatch(f"{label}: you wrote {len(ids)} tokens; the length cap is "
+                       f"max_len={max_len}, <eos> included")
+    itos = model.tgt_vocab.itos
+    t = next((i for i, (a, b) in enumerate(zip(ids, expected)) if a != b),
+             min(len(ids), len(expected)))
+    mine = itos[ids[t]] if t < len(ids) else "(nothing: you stopped)"
+    theirs = itos[expected[t]] if t < len(expected) else f"(nothing: the loop stops{stopped})"
+    raise Mismatch(f"{label}: the first difference is at step {t + 1}: you wrote {mine}, the "
+                   f"loop writes {theirs}")
+
+
+def check_greedy_unsure(fn, model=None) -> CheckResult:
+    """fn(model, src_ids, max_len, min_prob) -> (ids, probs): greedy decoding that also returns
+    each written token's probability and stops before a token less likely than min_prob.
+
+    Against `reference_loop`: with min_prob 0 (plain greedy, ending at <eos> or the cap), with a
+    min_prob that stops a tiny model in mid-sentence, and, if given, on `model`.
+    """
+    tiny = tiny_model(5)
+    src = [9, 9, 4]  # a sentence where each named mistake gives another output (tests)
+    checks = [
+        lambda: _unsure_case(fn, tiny, [4, 7, 9, 5], 10, 0.0, "tiny model, min_prob 0"),
+        lambda: _unsure_case(fn, tiny, [9, 9, 4], 4, 0.0, "tiny model, length cap 4"),
+        lambda: _unsure_case(fn, tiny, src, 10, unsure_threshold(tiny, src, 10) or 0.5,
+                             "tiny model, a min_prob that stops it mid-sentence"),
+    ]
+    if model is not None:
+        for sentence in ("I am cold.", "Where is the station?"):
+            checks.append(lambda s=sentence: _unsure_case(
+                fn, model, s, model.config.max_tgt_len, 0.7,
+                f"course model, «{s}», min_prob 0.7"))
+    return run_checks("greedy_unsure", *checks)
 
 
 # ---------------------------------------------------------------------------------------------
