@@ -11,6 +11,7 @@ the website is built.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import statistics
 import time
@@ -110,8 +111,6 @@ def held_out(page_model) -> list[tuple[str, list[str]]]:
 
 @pytest.mark.slow
 def test_manifest_size_and_bleu(export_dir):
-    import json
-
     manifest = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["key"] == export_dir.name == playground.export_key()
     model_bytes = sum((export_dir / f).stat().st_size for f in playground.FILES)
@@ -179,8 +178,12 @@ def _mini_site(root: Path, model: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def playground_url(export_dir, tmp_path_factory):
-    """The Playground page: in the built site if there is one, else in a site assembled here."""
-    if (SITE / "book" / "playground.html").is_file():
+    """The Playground page: in the built site if it has the current page, else in a site
+    assembled here (`make test` always has a fresh build)."""
+    built = SITE / "_static" / "playground" / "playground.js"
+    fresh = (SITE / "book" / "playground.html").is_file() and built.is_file() and \
+        built.read_bytes() == (ROOT / "web" / "playground" / "playground.js").read_bytes()
+    if fresh:
         root = SITE
     elif os.environ.get("COURSE_REQUIRE_SITE"):
         pytest.fail(f"the built site has no Playground page ({SITE}/book/playground.html)")
@@ -321,12 +324,16 @@ def _translate(page, text: str, search: str = "beam", alpha: str = "0", margin: 
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_offline_after_load_with_screenshots(pg, page_model):
+def test_offline_after_load_with_screenshots(pg, page_model, export_dir):
     """With every request refused after the load, a typed sentence still translates."""
     page, context, problems = pg
     blocked = []
-    context.route("**/*", lambda route: (blocked.append(route.request.url), route.abort()))
-    page.route("**/*", lambda route: (blocked.append(route.request.url), route.abort()))
+
+    def block(route):
+        blocked.append(route.request.url)
+        route.abort()
+
+    page.route("**/*", block)  # added last, so it runs before open_page's own route
     context.set_offline(True)
     try:
         sentence = "I think Tom is afraid of the dark."
@@ -346,6 +353,9 @@ def test_offline_after_load_with_screenshots(pg, page_model):
         assert page.locator(".s2s-pg-heat canvas").count() == 2 * page_model.config.num_layers
         assert page.locator(".s2s-pg-traj circle").count() > 0
         assert page.locator(".s2s-pg-tree .node.win").count() > 0
+        bleu = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))["bleu"]
+        assert f"beam 5: {bleu['int8_beam5']} with these weights, {bleu['float32_beam5']} in " \
+            "full precision" in page.locator(".s2s-pg-model").inner_text()
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "page.png"), full_page=True)
         page.locator(".s2s-pg-form").screenshot(path=str(SHOTS / "form.png"))
@@ -356,8 +366,7 @@ def test_offline_after_load_with_screenshots(pg, page_model):
             page_model.translate(["I am cold."])[0]
     finally:
         context.set_offline(False)
-        context.unroute("**/*")
-        page.unroute("**/*")
+        page.unroute("**/*", block)
     assert not blocked, f"the page fetched after it had loaded: {blocked}"
     assert not problems["console"], problems
 
@@ -396,6 +405,8 @@ def test_bad_input_messages_match_lib(pg, page_model):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_other_pages_do_not_load_the_playground(site_dir):
+    if not (site_dir / "book" / "playground.html").is_file():
+        require(f"the built site {site_dir} has no Playground page: rebuild it (`make book`)")
     pages = [p for p in site_dir.rglob("*.html") if p.name != "playground.html"
              and "_static" not in p.parts]
     assert pages

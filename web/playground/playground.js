@@ -439,7 +439,7 @@
     var byId = {}, onPath = {};
     trace.nodes.forEach(function (n) { byId[n.id] = n; });
     for (var id = trace.winner; id !== null && id !== undefined; id = byId[id].parent) onPath[id] = 1;
-    var dx = 92, dy = 26, bw = 82, bh = 20, rows = Math.max.apply(null, steps.map(function (s) { return s.length; }));
+    var dx = 112, dy = 26, bw = 102, bh = 20, rows = Math.max.apply(null, steps.map(function (s) { return s.length; }));
     var W = 20 + steps.length * dx, Hh = 10 + rows * dy, pos = {};
     var scroll = el("div", {"class": "s2s-pg-scroll"}, parent);
     var svg = el("svg", {viewBox: "0 0 " + W + " " + Hh, width: W, height: Hh, role: "img",
@@ -457,7 +457,7 @@
       var p = pos[n.id], g = el("g", {"class": "node " + n.status + (onPath[n.id] ? " win" : ""),
         "data-step": n.step}, svg, true);
       el("rect", {x: p.x, y: p.y, width: bw, height: bh, rx: 4}, g, true);
-      var label = n.text.length > 9 ? n.text.slice(0, 8) + "…" : n.text;
+      var label = n.text.length > 10 ? n.text.slice(0, 9) + "…" : n.text;
       el("text", {x: p.x + 4, y: p.y + 14, "font-size": 11, text: label}, g, true);
       el("text", {x: p.x + bw - 3, y: p.y + 14, "font-size": 10, "text-anchor": "end",
         "class": "sc", text: n.step ? n.raw.toFixed(2).replace("-", "−") : ""}, g, true);
@@ -558,9 +558,11 @@
     return ready.then(function () {
       form.querySelector("button").disabled = false;
       var b = M.manifest.bleu;
-      status.textContent = "Model loaded (" + M.manifest.weights.split(",")[0] + " weights): " +
-        "runs here, offline." + (b ? " BLEU on the " + b.sentences + " test sentences, beam 5: " +
-        b.int8_beam5 + " with these weights, " + b.float32_beam5 + " in full precision." : "");
+      status.textContent = "Model loaded: it runs here, offline.";
+      root.querySelector(".s2s-pg-model").textContent = "Weights: " + M.manifest.weights + "." +
+        (b ? " BLEU on the " + b.sentences + " test sentences, beam 5: " + b.int8_beam5 +
+        " with these weights, " + b.float32_beam5 + " in full precision (greedy: " +
+        b.int8_beam1 + " and " + b.float32_beam1 + "), measured when the model was exported." : "");
       root.setAttribute("data-state", "ready");
     }, function (e) {
       status.textContent = "The model could not be loaded: " + e.message;
