@@ -60,10 +60,11 @@ BUILD = ROOT / "_build"
 
 # The tags that only steer the website; a reader notebook drops them.
 BOOK_TAGS = {"remove-cell", "remove-input", "remove-output", "hide-input", "hide-output",
-             "hide-cell", "colab-setup", "reader-only"}
+             "hide-cell", "colab-setup", "reader-only", "skip-execution"}
 SETUP_TAG = "colab-setup"
-# With remove-cell: a cell the website leaves out but the reader notebook keeps (a live view,
-# whose controls would be dead on a static page).
+# With remove-cell (and skip-execution, so the build neither runs nor saves it): a cell the
+# website leaves out but the reader notebook keeps (a live view, whose controls would be dead on
+# a static page).
 READER_ONLY = "reader-only"
 ADMONITIONS = {
     "note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",

@@ -277,7 +277,7 @@ def test_a_reader_only_cell_is_kept_although_the_website_removes_it(site):
         ("md", "# Live"),
         ("code", SETUP, "colab-setup", "remove-cell"),
         ("code", "view = 1", "remove-cell"),
-        ("code", "live_view(model)", "remove-cell", "reader-only"),
+        ("code", "live_view(model)", "remove-cell", "reader-only", "skip-execution"),
     ), site, "book/ch")
     codes = [(c.source, dict(c.metadata)) for c in nb.cells if c.cell_type == "code"]
     assert codes == [("COURSE_PACKAGE = 'x'", {"tags": ["colab-setup"]}),
