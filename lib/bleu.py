@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from . import __version__
 from .validate import is_int, is_number
@@ -36,8 +37,10 @@ __all__ = [
     "MAX_ORDER",
     "SMOOTH_DEFAULTS",
     "TOKENIZERS",
+    "AmbiguousReferencesWarning",
     "BLEUResult",
     "ClippedCounts",
+    "LAYOUTS",
     "NgramMatch",
     "bleu_from_counts",
     "brevity_penalty",
@@ -53,7 +56,7 @@ __all__ = [
 MAX_ORDER = 4
 """Longest n-gram that BLEU counts by default (the standard BLEU-4)."""
 
-SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
+SMOOTH_DEFAULTS: dict[str, float | None] = {
     "exp": None,  # no parameter: halve the pseudo-count at each further order with no match
     "floor": 0.1,  # a zero count becomes 0.1 matches
     "add-k": 1,  # add k to matches and totals for n >= 2
@@ -89,7 +92,7 @@ _DIGIT = re.compile(r"[0-9]")
 _PAD_PUNCTUATION_AND_PERIODS = str.maketrans({c: f" {c} " for c in _PUNCTUATION + ".,"})
 
 
-def tokenize_13a(text: str) -> List[str]:
+def tokenize_13a(text: str) -> list[str]:
     """Split ``text`` into tokens with the mteval-v13a rules (sacrebleu's ``13a``).
 
     >>> tokenize_13a("Il a 3,5 ans, non ?")
@@ -113,19 +116,19 @@ def tokenize_13a(text: str) -> List[str]:
     return text.split()  # any run of Unicode whitespace (U+202F included) separates tokens
 
 
-def _tokenize_none(text: str) -> List[str]:
+def _tokenize_none(text: str) -> list[str]:
     """Split on whitespace only: for text that is already tokenised (not recommended)."""
     return text.split()
 
 
-TOKENIZERS: Dict[str, Callable[[str], List[str]]] = {
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
     "13a": tokenize_13a,
     "none": _tokenize_none,
 }
 """Tokenisers by the name that BLEU signatures use."""
 
 
-def tokenize(text: str, method: str = "13a", lowercase: bool = False) -> List[str]:
+def tokenize(text: str, method: str = "13a", lowercase: bool = False) -> list[str]:
     """Return the tokens that BLEU counts for ``text``: optional lowercasing, then ``method``.
 
     Trailing whitespace is stripped first, as sacrebleu does (it matters only for a line
@@ -155,7 +158,7 @@ def ngrams(tokens: Sequence[str], n: int) -> Counter:
 class NgramMatch(NamedTuple):
     """One distinct hypothesis n-gram: how often it occurs and how much of it is credited."""
 
-    ngram: Tuple[str, ...]
+    ngram: tuple[str, ...]
     count: int  # occurrences in the hypothesis
     max_ref_count: int  # most occurrences in any single reference
     clipped: int  # min(count, max_ref_count): the matches it is credited with
@@ -166,7 +169,7 @@ class ClippedCounts(NamedTuple):
 
     matches: int
     total: int
-    details: List[NgramMatch]  # one row per distinct n-gram, in hypothesis order
+    details: list[NgramMatch]  # one row per distinct n-gram, in hypothesis order
 
 
 def clipped_matches(
@@ -228,18 +231,18 @@ class BLEUResult:
     """
 
     score: float  # 0..100
-    precisions: List[float]  # p_n in percent, n = 1..max_order
+    precisions: list[float]  # p_n in percent, n = 1..max_order
     bp: float  # brevity penalty
     sys_len: int  # hypothesis tokens
     ref_len: int  # closest-reference tokens, summed over sentences
-    counts: List[int]  # clipped matches per order
-    totals: List[int]  # hypothesis n-grams per order
+    counts: list[int]  # clipped matches per order
+    totals: list[int]  # hypothesis n-grams per order
     # The settings, for the signature:
-    nrefs: Optional[int] = 1  # references per hypothesis, None if it varies
+    nrefs: int | None = 1  # references per hypothesis, None if it varies
     lowercase: bool = False
     tokenize: str = "13a"
     smooth_method: str = "exp"
-    smooth_value: Optional[float] = None
+    smooth_value: float | None = None
     effective_order: bool = False
 
     @property
@@ -290,23 +293,17 @@ def bleu_from_counts(
     ref_len: int,
     *,
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     use_effective_order: bool = False,
     **settings,
 ) -> BLEUResult:
     """Turn n-gram statistics (summed over a corpus) into a BLEU score.
 
-    Smoothing decides what a zero match count means, which matters for short sentences:
-
-    * ``none``: p_n = 0, so log p_n = -inf and BLEU = 0;
-    * ``floor``: a zero count becomes ``smooth_value`` (default 0.1) matches;
-    * ``add-k``: k (default 1) is added to matches and totals for n >= 2 (including, as in
-      sacrebleu, orders for which the hypothesis has no n-grams at all: they become k/k);
-    * ``exp``: the i-th order with no match gets p_n = 1 / (2^i * total) (mteval's method).
-
-    With ``use_effective_order`` the mean runs only over the orders for which the
-    hypothesis has any n-gram, so a 3-word sentence is not zeroed for lacking 4-grams.
-    Extra keyword ``settings`` (nrefs, lowercase, tokenize) are stored for the signature.
+    BLEU = BP * the geometric mean of the precisions (`_smoothed_precisions` says how a zero
+    match count is treated). With ``use_effective_order`` the mean runs only over the orders
+    for which the hypothesis has any n-gram, so a 3-word sentence is not zeroed for lacking
+    4-grams. Extra keyword ``settings`` (nrefs, lowercase, tokenize) are stored for the
+    signature.
     """
     _check_smoothing(smooth_method)
     smooth_value = _resolve_smooth_value(smooth_method, smooth_value)
@@ -316,30 +313,50 @@ def bleu_from_counts(
             f"need one count and one total per n-gram order, got {len(counts)} counts "
             f"and {len(totals)} totals"
         )
-    max_order = len(counts)
     bp = brevity_penalty(sys_len, ref_len)
-    precisions = [0.0] * max_order
+    precisions, order = _smoothed_precisions(counts, totals, smooth_method, smooth_value)
+    if not use_effective_order:
+        order = len(counts)
+    if not any(counts) or 0.0 in precisions[:order]:  # log 0 = -inf: the geometric mean is 0
+        score = 0.0
+    else:
+        # The geometric mean of the precisions as fractions (exactly 1.0 for a perfect match,
+        # so that it scores exactly 100; sacrebleu averages logs of percentages, 1e-14 apart).
+        score = 100.0 * bp * math.exp(sum(math.log(p / 100.0) for p in precisions[:order]) / order)
+    return BLEUResult(
+        score, precisions, bp, sys_len, ref_len, counts, totals,
+        smooth_method=smooth_method, smooth_value=smooth_value,
+        effective_order=use_effective_order, **settings,
+    )  # fmt: skip
 
-    def result(score: float) -> BLEUResult:
-        return BLEUResult(
-            score, precisions, bp, sys_len, ref_len, counts, totals,
-            smooth_method=smooth_method, smooth_value=smooth_value,
-            effective_order=use_effective_order, **settings,
-        )  # fmt: skip
 
-    if not any(counts):  # nothing matched at all: BLEU is 0 whatever the smoothing
-        return result(0.0)
+def _smoothed_precisions(
+    counts: list[int], totals: list[int], smooth_method: str, smooth_value: float | None
+) -> tuple[list[float], int]:
+    """The precisions p_n in percent, and how many orders the hypotheses have n-grams for.
 
-    order = max_order  # how many precisions enter the geometric mean
+    Smoothing decides what a zero match count means, which matters for short sentences:
+
+    * ``none``: p_n = 0, so log p_n = -inf and BLEU = 0;
+    * ``floor``: a zero count becomes ``smooth_value`` (default 0.1) matches;
+    * ``add-k``: k (default 1) is added to matches and totals for n >= 2 (including, as in
+      sacrebleu, orders for which the hypothesis has no n-grams at all: they become k/k);
+    * ``exp``: the i-th order with no match gets p_n = 1 / (2^i * total) (mteval's method).
+
+    When nothing matched at all, the precisions stay 0 (BLEU is 0 whatever the smoothing).
+    """
+    precisions = [0.0] * len(counts)
+    if not any(counts):
+        return precisions, len(counts)
+    order = len(counts)
     exp_halvings = 1
-    for n in range(1, max_order + 1):
+    for n in range(1, len(counts) + 1):
         matched, total = counts[n - 1], totals[n - 1]
         if smooth_method == "add-k" and n > 1:
             matched, total = matched + smooth_value, total + smooth_value
         if total == 0:  # the hypotheses are shorter than n tokens
             break
-        if use_effective_order:
-            order = n
+        order = n
         if matched:
             precisions[n - 1] = 100.0 * matched / total
         elif smooth_method == "exp":
@@ -347,12 +364,7 @@ def bleu_from_counts(
             precisions[n - 1] = 100.0 / (exp_halvings * total)
         elif smooth_method == "floor":
             precisions[n - 1] = 100.0 * smooth_value / total
-    if 0.0 in precisions[:order]:  # log 0 = -inf: the geometric mean is 0
-        return result(0.0)
-    # The geometric mean of the precisions as fractions (exactly 1.0 for a perfect match, so
-    # that it scores exactly 100; sacrebleu averages logs of percentages, 1e-14 apart).
-    log_mean = sum(math.log(p / 100.0) for p in precisions[:order]) / order
-    return result(100.0 * bp * math.exp(log_mean))
+    return precisions, order
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,57 +375,49 @@ def corpus_bleu(
     references: Sequence[Sequence[str]],
     *,
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     lowercase: bool = False,
     tokenize: str = "13a",
     max_order: int = MAX_ORDER,
     use_effective_order: bool = False,
+    layout: str | None = None,
 ) -> BLEUResult:
     """Corpus BLEU of ``hypotheses``; ``references[i]`` lists the references of hypothesis i.
 
     Each hypothesis may have any number (at least one) of references. Equals
-    ``sacrebleu.corpus_bleu`` with the same settings; note that sacrebleu takes references
-    transposed, as reference *streams* (``refs[j][i]`` is reference j of sentence i, padded
-    with ``None`` when the counts differ).
+    ``sacrebleu.corpus_bleu`` with the same settings. sacrebleu takes references transposed,
+    as reference *streams* (``refs[j][i]`` is reference j of sentence i, ``None`` where a
+    sentence has fewer references): pass those with ``layout="streams"``.
+
+    A list of N lists of N strings reads both ways, and the two readings give different
+    scores, so nothing in the data can tell which was meant. Rather than guess, such a square
+    ``references`` (N >= 2) with ``layout=None`` is read per hypothesis and warns; say
+    ``layout="per-hypothesis"`` (or ``"streams"``) to silence it. Any other shape is
+    unambiguous: streams passed as per-hypothesis lists fail the length check.
     """
     _check_settings(smooth_method, smooth_value, tokenize, max_order)
+    references = _per_hypothesis(hypotheses, references, layout)
     _check_corpus(hypotheses, references)
     split = TOKENIZERS[tokenize]
 
-    def prepare(text: str) -> List[str]:
+    def prepare(text: str) -> list[str]:
         return split((text.lower() if lowercase else text).rstrip())
 
-    counts = [0] * max_order
-    totals = [0] * max_order
+    counts, totals = [0] * max_order, [0] * max_order
     sys_len = ref_len = 0
-    ref_cache: Dict[Tuple[str, ...], Tuple[List[int], Counter]] = {}
+    # Reference statistics (lengths, and each n-gram's clipping limit) are cached: several
+    # hypotheses (systems, n-best lists) often share one set of references.
+    ref_cache: dict[tuple[str, ...], tuple[list[int], Counter]] = {}
     for hyp, refs in zip(hypotheses, references):
-        # Reference statistics: lengths, and the most times each n-gram occurs in any one
-        # reference (its clipping limit). Cached, since several hypotheses (systems, n-best
-        # lists) often share one set of references.
         key = tuple(refs)
         cached = ref_cache.get(key)
         if cached is None:
             cached = ref_cache[key] = _reference_stats([prepare(r) for r in refs], max_order)
         ref_lens, max_ref_counts = cached
-
         tokens = prepare(hyp)
-        length = len(tokens)
-        sys_len += length
-        ref_len += ref_lens[0] if len(ref_lens) == 1 else closest_ref_length(length, ref_lens)
-        for n in range(1, min(length, max_order) + 1):
-            total = length - n + 1  # a sentence of L tokens has L - n + 1 n-grams
-            distinct = set(_windows(tokens, n))
-            if len(distinct) == total:
-                # The usual case: no n-gram repeats, so clipping cannot bite and the matches
-                # are the n-grams found in some reference: one set intersection, in C.
-                matched = len(max_ref_counts.keys() & distinct)
-            else:
-                matched = 0
-                for gram, count in Counter(_windows(tokens, n)).items():
-                    matched += min(count, max_ref_counts.get(gram, 0))
-            counts[n - 1] += matched
-            totals[n - 1] += total
+        sys_len += len(tokens)
+        ref_len += ref_lens[0] if len(ref_lens) == 1 else closest_ref_length(len(tokens), ref_lens)
+        _add_matches(tokens, max_ref_counts, counts, totals)
 
     nrefs = {len(refs) for refs in references}
     return bleu_from_counts(
@@ -425,12 +429,74 @@ def corpus_bleu(
     )  # fmt: skip
 
 
+def _add_matches(tokens: list[str], max_ref_counts: Counter, counts: list[int],
+                 totals: list[int]) -> None:
+    """Add one hypothesis's clipped matches and n-gram totals, per order, to counts/totals."""
+    length = len(tokens)
+    for n in range(1, min(length, len(counts)) + 1):
+        total = length - n + 1  # a sentence of L tokens has L - n + 1 n-grams
+        distinct = set(_windows(tokens, n))
+        if len(distinct) == total:
+            # The usual case: no n-gram repeats, so clipping cannot bite and the matches
+            # are the n-grams found in some reference: one set intersection, in C.
+            matched = len(max_ref_counts.keys() & distinct)
+        else:
+            matched = 0
+            for gram, count in Counter(_windows(tokens, n)).items():
+                matched += min(count, max_ref_counts.get(gram, 0))
+        counts[n - 1] += matched
+        totals[n - 1] += total
+
+
+LAYOUTS = ("per-hypothesis", "streams")
+"""How ``corpus_bleu`` reads ``references``: ours (one list per hypothesis) or sacrebleu's."""
+
+
+def _per_hypothesis(hypotheses, references, layout: str | None):
+    """``references`` as one list per hypothesis, whatever the layout (see corpus_bleu)."""
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
+    if layout == "streams":
+        return _from_streams(hypotheses, references)
+    n = len(hypotheses) if isinstance(hypotheses, Sequence) else 0
+    if layout is None and n >= 2 and isinstance(references, Sequence) \
+            and len(references) == n and all(
+                isinstance(r, Sequence) and not isinstance(r, str) and len(r) == n
+                for r in references):
+        warnings.warn(
+            f"references is a square {n} x {n} list: read as references[i] = the references "
+            f"of hypothesis i. If it holds sacrebleu-style reference streams (references[j][i] "
+            f"= reference j of sentence i), pass layout='streams'; pass "
+            f"layout='per-hypothesis' to silence this warning",
+            AmbiguousReferencesWarning, stacklevel=3)
+    return references
+
+
+class AmbiguousReferencesWarning(UserWarning):
+    """``references`` reads both as per-hypothesis lists and as sacrebleu's streams."""
+
+
+def _from_streams(hypotheses, streams) -> list[list[str]]:
+    """sacrebleu's reference streams -> one list per hypothesis, ``None`` entries dropped."""
+    if isinstance(streams, str) or not isinstance(streams, Sequence) or not streams:
+        raise TypeError("with layout='streams', references must be a non-empty list of "
+                        "reference streams, each with one string (or None) per hypothesis")
+    for j, stream in enumerate(streams):
+        if isinstance(stream, str) or not isinstance(stream, Sequence):
+            raise TypeError(f"reference stream {j} must be a list, got {type(stream).__name__}")
+        if len(stream) != len(hypotheses):
+            raise ValueError(f"reference stream {j} has {len(stream)} entries for "
+                             f"{len(hypotheses)} hypotheses: a stream holds one reference "
+                             f"(or None) per hypothesis")
+    return [[r for r in refs if r is not None] for refs in zip(*streams)]
+
+
 def sentence_bleu(
     hypothesis: str,
     references: Sequence[str],
     *,
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     lowercase: bool = False,
     tokenize: str = "13a",
     max_order: int = MAX_ORDER,
@@ -450,15 +516,16 @@ def sentence_bleu(
         [hypothesis], [references],
         smooth_method=smooth_method, smooth_value=smooth_value, lowercase=lowercase,
         tokenize=tokenize, max_order=max_order, use_effective_order=use_effective_order,
+        layout="per-hypothesis",
     )  # fmt: skip
 
 
-def _windows(tokens: List[str], n: int) -> Iterable:
+def _windows(tokens: list[str], n: int) -> Iterable:
     """The n-grams of ``tokens`` in order: the tokens themselves for n = 1, else tuples."""
     return tokens if n == 1 else zip(*(tokens[i:] for i in range(n)))
 
 
-def _reference_stats(refs_tokens: List[List[str]], max_order: int) -> Tuple[List[int], Counter]:
+def _reference_stats(refs_tokens: list[list[str]], max_order: int) -> tuple[list[int], Counter]:
     """Reference lengths, and each n-gram's largest count in any one reference.
 
     All orders share one Counter (unigrams are strings, longer n-grams tuples of different
@@ -499,7 +566,7 @@ def _check_smoothing(name: str) -> None:
         )
 
 
-def _resolve_smooth_value(method: str, value: Optional[float]) -> Optional[float]:
+def _resolve_smooth_value(method: str, value: float | None) -> float | None:
     """The value that ``method`` will use: the default if ``value`` is None."""
     default = SMOOTH_DEFAULTS[method]
     if value is None:
@@ -514,7 +581,7 @@ def _resolve_smooth_value(method: str, value: Optional[float]) -> Optional[float
 
 
 def _check_settings(
-    smooth_method: str, smooth_value: Optional[float], tokenize: str, max_order: int
+    smooth_method: str, smooth_value: float | None, tokenize: str, max_order: int
 ) -> None:
     _check_smoothing(smooth_method)
     _resolve_smooth_value(smooth_method, smooth_value)

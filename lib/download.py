@@ -42,7 +42,7 @@ import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Union
+from typing import Callable, Iterable, Union
 
 from tqdm.auto import tqdm
 
@@ -53,7 +53,7 @@ from lib.validate import is_int, is_number
 CORPUS_URL = "https://www.manythings.org/anki/fra-eng.zip"
 # The public archive is regenerated from Tatoeba from time to time, so its hash changes: we do not
 # pin one (None skips the check). Its zip CRCs are checked instead, which catches truncation.
-CORPUS_SHA256: Optional[str] = None
+CORPUS_SHA256: str | None = None
 CORPUS_MEMBER = "fra.txt"
 
 # Overall wall-clock limit for one transfer, in seconds. Generous for the files the course
@@ -64,7 +64,7 @@ _CHUNK = 1 << 20  # read and hash 1 MiB at a time
 _USER_AGENT = "Mozilla/5.0 (compatible; seq2seq-course downloader; Python urllib)"
 _PART = ".part-"  # temporary names are f"{dest.name}.part-{8 hex digits}"
 
-PathLike = Union[str, os.PathLike]
+PathLike = Union[str, os.PathLike]  # a runtime value: `|` needs Python 3.10
 Verifier = Callable[[Path], None]
 
 
@@ -160,7 +160,7 @@ class _Deadline:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.expired = False
-        self._sock: Optional[socket.socket] = None
+        self._sock: socket.socket | None = None
         self._done = False
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._fire)
@@ -243,7 +243,7 @@ def _fetch(
     progress: bool,
     timeout: float,
     deadline: float,
-    size: Optional[int],
+    size: int | None,
     checked: bool,
 ) -> tuple[str, int]:
     """Stream ``url`` into the new file ``tmp`` within ``deadline`` seconds.
@@ -340,7 +340,7 @@ def _fetch(
     return digest.hexdigest(), received
 
 
-def _check_args(sha256, timeout, deadline, size, verify) -> Optional[str]:
+def _check_args(sha256, timeout, deadline, size, verify) -> str | None:
     """Validate ``download``'s arguments up front; return the normalised sha256."""
     for name, value in (("timeout", timeout), ("deadline", deadline)):
         if not is_number(value) or not 0 < value < math.inf:
@@ -359,8 +359,8 @@ def _check_args(sha256, timeout, deadline, size, verify) -> Optional[str]:
 
 
 def _existing_problem(
-    dest: Path, sha256: Optional[str], size: Optional[int], verify: Optional[Verifier]
-) -> Optional[str]:
+    dest: Path, sha256: str | None, size: int | None, verify: Verifier | None
+) -> str | None:
     """Why the existing ``dest`` fails the caller's checks, or None if it passes them all."""
     found_size = dest.stat().st_size
     if size is not None and found_size != size:
@@ -380,13 +380,13 @@ def _existing_problem(
 def download(
     url: str,
     dest: PathLike,
-    sha256: Optional[str] = None,
+    sha256: str | None = None,
     *,
     progress: bool = True,
     timeout: float = 60,
     deadline: float = DEFAULT_DEADLINE,
-    size: Optional[int] = None,
-    verify: Optional[Verifier] = None,
+    size: int | None = None,
+    verify: Verifier | None = None,
 ) -> Path:
     """Download ``url`` to ``dest`` once, atomically, keeping it only if it is verified.
 
@@ -497,10 +497,10 @@ def extract_member(zip_path: PathLike, member: str, dest: PathLike) -> Path:
 
 
 def fetch_corpus(
-    dest_dir: Optional[PathLike] = None,
+    dest_dir: PathLike | None = None,
     *,
     url: str = CORPUS_URL,
-    sha256: Optional[str] = CORPUS_SHA256,
+    sha256: str | None = CORPUS_SHA256,
     progress: bool = True,
     deadline: float = DEFAULT_DEADLINE,
 ) -> Path:

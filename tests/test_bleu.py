@@ -2,7 +2,8 @@
 
 sacrebleu is the oracle: same inputs, same settings, then score to 1e-9 and every count and
 length exactly. sacrebleu takes references as transposed *streams* padded with None; our API
-takes one list of references per hypothesis, so ``_streams`` converts.
+takes one list of references per hypothesis, so ``_streams`` (lib.evaluate.reference_streams)
+converts, or ``layout="streams"`` reads sacrebleu's form.
 """
 
 import doctest
@@ -10,6 +11,7 @@ import math
 import random
 import subprocess
 import sys
+import warnings
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +26,7 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 import lib
 import lib.bleu
 from lib.bleu import (
+    AmbiguousReferencesWarning,
     BLEUResult,
     bleu_from_counts,
     brevity_penalty,
@@ -35,6 +38,7 @@ from lib.bleu import (
     tokenize,
     tokenize_13a,
 )
+from lib.evaluate import reference_streams
 
 LIB_VERSION = f"lib-{lib.__version__}"
 FRA_TXT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "fra-eng" / "fra.txt"
@@ -50,13 +54,7 @@ SMOOTHINGS = [
 ]
 
 
-def _streams(references):
-    """Per-hypothesis reference lists -> sacrebleu's reference streams, padded with None.
-
-    sacrebleu drops None (a missing reference) but keeps "" as a real, empty reference.
-    """
-    width = max(len(refs) for refs in references)
-    return [[refs[j] if j < len(refs) else None for refs in references] for j in range(width)]
+_streams = reference_streams  # per-hypothesis lists -> sacrebleu's streams, padded with None
 
 
 def _assert_same(ours: BLEUResult, theirs, smooth_method, smooth_value):
@@ -86,7 +84,8 @@ def _check_corpus(hyps, refs, *, use_effective_order=False, max_order=4):
                 smooth_method=smooth_method, smooth_value=smooth_value, lowercase=lowercase
             )
             ours = corpus_bleu(
-                hyps, refs, use_effective_order=use_effective_order, max_order=max_order, **kwargs
+                hyps, refs, use_effective_order=use_effective_order, max_order=max_order,
+                layout="per-hypothesis", **kwargs
             )
             metric = BLEU(effective_order=use_effective_order, max_ngram_order=max_order, **kwargs)
             theirs = metric.corpus_score(hyps, _streams(refs))
@@ -391,6 +390,66 @@ def test_non_string_items_name_their_index():
         sentence_bleu(["a"], ["a"])
     with pytest.raises(TypeError, match=r"references must be a list of reference strings"):
         sentence_bleu("a", "a")
+
+
+# ------------------------------------------------------------------------------------------
+# The layout of `references`: per hypothesis (ours) or sacrebleu's streams
+# ------------------------------------------------------------------------------------------
+SQUARE_HYPS = ["the cat sat on the mat .", "it is raining today ."]
+SQUARE_STREAMS = [["the cat sat on the mat .", "it is raining today ."],  # reference 1 of each
+                  ["a cat sat on the mat .", "it rains today ."]]  # reference 2 of each
+
+
+def test_square_references_read_per_hypothesis_and_warn():
+    """2 hypotheses x 2 references reads both ways; the two readings score differently (here
+    sacrebleu, given streams, scores 100). lib.bleu does not guess: it reads per hypothesis,
+    as documented, and warns; streams given as streams equal sacrebleu exactly."""
+    theirs = sacrebleu.corpus_bleu(SQUARE_HYPS, SQUARE_STREAMS)
+    assert theirs.score == pytest.approx(100.0)
+    with pytest.warns(AmbiguousReferencesWarning, match=r"square 2 x 2 .*layout='streams'"):
+        mixed_up = corpus_bleu(SQUARE_HYPS, SQUARE_STREAMS)
+    per_hyp = sacrebleu.corpus_bleu(SQUARE_HYPS, _streams(SQUARE_STREAMS))  # what we computed
+    _assert_same(mixed_up, per_hyp, "exp", None)
+    assert mixed_up.score < 100.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _assert_same(corpus_bleu(SQUARE_HYPS, SQUARE_STREAMS, layout="streams"), theirs, "exp",
+                     None)
+        # a legitimate 2 x 2 per-hypothesis input, said so: no warning, sacrebleu's answer
+        legit = corpus_bleu(SQUARE_HYPS, SQUARE_STREAMS, layout="per-hypothesis")
+        _assert_same(legit, per_hyp, "exp", None)
+
+
+def test_only_square_references_are_ambiguous():
+    """Other shapes read one way only: no warning, and streams of another count fail."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        corpus_bleu(["a b", "c d", "e f"], [["a b"], ["c d", "c e"], ["e f", "e", "f"]])
+        corpus_bleu(["a b"], [["a b"]])  # 1 x 1: both readings are the same
+        sentence_bleu("a b", ["a b", "b a"])
+    with pytest.raises(ValueError, match=r"3 hypotheses but 2 reference lists"):
+        corpus_bleu(["a", "b", "c"], [["a", "b", "c"], ["a", "b", "c"]])  # streams, mixed up
+
+
+def test_streams_layout_equals_sacrebleu_with_missing_references():
+    hyps = ["le chat dort .", "il pleut .", "nous avons faim ."]
+    streams = [["le chat dort .", "il pleut beaucoup .", "on a faim ."],
+               ["un chat dort .", None, "nous avons faim ."],
+               [None, None, "nous avons très faim ."]]
+    for kwargs in ({}, {"smooth_method": "floor"}, {"lowercase": True}):
+        ours = corpus_bleu(hyps, streams, layout="streams", **kwargs)
+        theirs = sacrebleu.corpus_bleu(hyps, streams, **kwargs)
+        _assert_same(ours, theirs, kwargs.get("smooth_method", "exp"), None)
+        assert ours.nrefs is None  # a variable number of references, as sacrebleu says
+
+
+def test_bad_layouts_are_named():
+    with pytest.raises(ValueError, match=r"layout must be one of \('per-hypothesis', 'streams'"):
+        corpus_bleu(["a"], [["a"]], layout="transposed")
+    with pytest.raises(ValueError, match=r"reference stream 1 has 1 entries for 2 hypotheses"):
+        corpus_bleu(["a", "b"], [["a", "b"], ["a"]], layout="streams")
+    with pytest.raises(TypeError, match=r"reference stream 0 must be a list, got str"):
+        corpus_bleu(["a", "b"], ["ab"], layout="streams")
 
 
 def test_empty_reference_list():
