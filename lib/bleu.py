@@ -529,7 +529,8 @@ def _reference_stats(refs_tokens: list[list[str]], max_order: int) -> tuple[list
     """Reference lengths, and each n-gram's largest count in any one reference.
 
     All orders share one Counter (unigrams are strings, longer n-grams tuples of different
-    lengths, so they never collide): one Counter per reference is much cheaper than four.
+    lengths, so they never collide): one Counter per reference instead of four
+    (bench/bleu_speed.py times corpus_bleu against sacrebleu).
     """
     ref_lens = [len(tokens) for tokens in refs_tokens]
     per_ref = [
@@ -537,7 +538,7 @@ def _reference_stats(refs_tokens: list[list[str]], max_order: int) -> tuple[list
         for tokens in refs_tokens
     ]
     merged = per_ref[0]
-    for other in per_ref[1:]:  # a plain max-merge loop is faster than Counter's "|"
+    for other in per_ref[1:]:  # a plain max-merge loop: Counter's "|" builds a new Counter
         for gram, count in other.items():
             if count > merged.get(gram, 0):
                 merged[gram] = count

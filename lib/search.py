@@ -33,24 +33,18 @@ import torch.nn.functional as F
 from lib.data import EOS, PAD, SOS
 from lib.validate import is_int, is_number
 
-# Length normalisation and pruning defaults, chosen on the 1,000 validation sentences with the
-# reference model and beam 5 (greedy: 36.01). BLEU for alpha = 0 / 0.3 / 0.6 / 1 / 1.3:
-#   no pruning  40.43 / 39.92 / 39.87 / 39.35 / 38.63
-#   margin 3    40.43 / 39.92 / 39.87 / 39.36 / 38.64
-#   margin 2    40.51 / 39.90 / 39.87 / 39.32 / 38.78
-#   margin 1.5  40.37 / 39.81 / 39.82 / 39.34 / 38.80
-#   margin 1    39.76 (alpha 0)   margin 0.5  38.48 (alpha 0)
-# alpha: the best in every row. The sentences are short and the model rarely stops too early, so
-# normalising does not pay here (the greedy-vs-beam chapter measures it again).
+# Length normalisation: alpha = 0 (none) gave the best validation BLEU at beam 5 with the
+# reference model; its sentences are short and it rarely stops too early, so normalising does not
+# pay here. bench/decoding.py measures BLEU against alpha (and the beam-search chapter again).
 DEFAULT_ALPHA = 0.0
 # Relative threshold pruning (Freitag & Al-Onaizan 2017): a hypothesis whose log-probability is
 # more than MARGIN below the best candidate of its step leaves the beam even if it is among the
 # k best. The margin is the smallest whose validation BLEU stays within 0.1 of the beam without
-# pruning (above); it makes beam 5 cheaper, see bench/decoding.py.
+# pruning; it makes beam 5 cheaper. bench/decoding.py measures both BLEU and time by margin.
 DEFAULT_MARGIN = 1.5
 # With source_cap=True a hypothesis may hold at most 2 * S + 6 tokens (<eos> included) for a
-# source of S tokens: every training pair fits (the longest French side is 2 * S + 5), and a
-# hypothesis caught in a loop stops there instead of at max_len (fairseq's max_len_a/_b).
+# source of S tokens: every pair of the corpus fits, the longest exactly (tests/test_data.py),
+# and a hypothesis caught in a loop stops there instead of at max_len (fairseq's max_len_a/_b).
 SOURCE_CAP = (2, 6)
 MAX_EXHAUSTIVE = 2_000_000  # exhaustive_search refuses to score more sequences than this
 NEVER_GENERATED = (PAD, SOS)

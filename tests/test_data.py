@@ -311,6 +311,17 @@ def split(pairs):
     return data.split_by_source(pairs)
 
 
+def test_every_pair_fits_the_decoders_source_cap(pairs):
+    """lib.search.SOURCE_CAP lets a hypothesis hold a * S + b tokens (<eos> included) for a
+    source of S tokens; every reference translation in the corpus must fit, the tightest exactly
+    (so the cap is as small as it can be)."""
+    from lib.search import SOURCE_CAP
+
+    a, b = SOURCE_CAP
+    slack = [a * len(data.tokenize(en)) + b - (len(data.tokenize(fr)) + 1) for en, fr in pairs]
+    assert min(slack) == 0
+
+
 def test_every_english_sentence_is_in_exactly_one_part(pairs, split):
     train_en = [en for en, _ in split.train]
     valid_en = [en for en, _ in split.valid]
