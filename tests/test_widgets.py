@@ -109,7 +109,7 @@ def test_views_are_self_contained(views, name, tmp_path):
         assert not found, f"{name} view refers to the outside: {found}"
     # every output carries its own style, data and script (Colab renders outputs in isolation)
     assert fragment.count("<style") == 1 and fragment.count("<script>") == 1
-    # ... and runs that script itself where it was inserted as inert markup (lib/widgets/static/activate.js)
+    # ... and runs that script itself where it was inserted as inert markup (static/activate.js)
     assert re.search(r'^<div class="s2sw-out" id="[^"]+"><style onload="[^"<>]+">', fragment)
     assert 'type="application/json"' in fragment
     assert "<noscript>" in fragment, "a view must say what JavaScript adds"
