@@ -11,7 +11,7 @@ from conftest import assert_rejects, skeleton
 from lib.checks import search as checks
 from lib.data import EOS, PAD, SOS
 from lib.search import exhaustive_search, greedy, log_probs
-from lib.toy import TableModel, walkthrough_table
+from lib.toy import TableModel, greedy_loses_table, walkthrough_table
 
 
 def greedy_ok(model, src, src_lengths, max_len):
@@ -171,8 +171,8 @@ def test_inputs_changed_in_place_are_named():
 # --- a whole beam search with a pool of finished hypotheses -----------------------------------
 
 
-def beam_search_ok(model, src, src_lengths, k, max_len):
-    """The solution the chapter shows: Python lists, one hypothesis at a time."""
+def beam_search_one_at_a_time(model, src, src_lengths, k, max_len):
+    """Right answers, but one decoder call per hypothesis (as lib.search.beam_search_one)."""
     _, state, context = model.encode(src, src_lengths)
     live = [([], 0.0, state)]  # (tokens, log P, decoder state)
     finished = []  # (tokens, log P)
@@ -241,9 +241,15 @@ def beam_search_wrong(mistake):
 
 
 def test_beam_search_accepts_right_answers():
-    for fn in (beam_search_ok, beam_search_topk):
-        result = checks.check_beam_search(fn)
-        assert result.ok, result
+    result = checks.check_beam_search(beam_search_topk)
+    assert result.ok, result
+    assert "one decoder call per step" in str(result)
+
+
+def test_beam_search_one_hypothesis_at_a_time_is_named():
+    """The exercise asks for one decoder call per step; the answers alone are right."""
+    assert_rejects(checks.check_beam_search(beam_search_one_at_a_time), "the answers are right",
+                   "ONE call per step", "state.index_select(1, parents)")
 
 
 def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
@@ -277,14 +283,14 @@ def test_beam_search_names_the_mistakes_of_the_pool(wrong, words):
 
 def test_beam_search_names_wrong_scores_and_wrong_beams():
     def probability(model, src, n, k, max_len):
-        ids, score = beam_search_ok(model, src, n, k, max_len)
+        ids, score = beam_search_one_at_a_time(model, src, n, k, max_len)
         return ids, math.exp(score)
 
     assert_rejects(checks.check_beam_search(probability), "you return the probability",
                    "log P = -0.7985")
 
     def eos_not_scored(model, src, n, k, max_len):  # right tokens, log P(<eos>) left out
-        ids, score = beam_search_ok(model, src, n, k, max_len)
+        ids, score = beam_search_one_at_a_time(model, src, n, k, max_len)
         if ids[-1] == EOS:
             score -= float(log_probs(model.decoder.step(
                 torch.tensor([ids[-2] if len(ids) > 1 else SOS]),
@@ -331,13 +337,13 @@ def test_beam_search_names_wrong_scores_and_wrong_beams():
 
 def test_beam_search_names_a_dropped_eos_and_an_unfinished_answer():
     def drops_eos(model, src, n, k, max_len):
-        ids, score = beam_search_ok(model, src, n, k, max_len)
+        ids, score = beam_search_one_at_a_time(model, src, n, k, max_len)
         return (ids[:-1] if ids[-1] == EOS else ids), score
 
     assert_rejects(checks.check_beam_search(drops_eos), "dropped the final <eos>")
 
     def live_prefix(model, src, n, k, max_len):  # a prefix of a longer answer
-        ids, score = beam_search_ok(model, src, n, k, max_len)
+        ids, score = beam_search_one_at_a_time(model, src, n, k, max_len)
         return (ids[:1] if len(ids) > 2 else ids), score
 
     assert_rejects(checks.check_beam_search(live_prefix), "is unfinished",
@@ -351,8 +357,49 @@ def test_beam_search_without_a_cap_is_stopped(monkeypatch):
 
     def no_cap(model, src, n, k, max_len):
         while True:  # waits for an <eos> that the table's capped case never writes
-            beam_search_ok(model, src, n, k, max_len)
+            beam_search_one_at_a_time(model, src, n, k, max_len)
 
     assert_rejects(checks.check_beam_search(no_cap), "took longer than 1 second",
                    "decoding loop that never ends")
     assert not checks.check_beam_search(skeleton).done
+
+
+# --- make greedy lose ----------------------------------------------------------------------
+
+
+def trap_table():
+    return {(): {"A": 0.5, "B": 0.45, "<eos>": 0.05},
+            ("A",): {"C": 0.3, "D": 0.3, "<eos>": 0.4},
+            ("B",): {"C": 0.95, "<eos>": 0.05}}
+
+
+def test_greedy_trap_accepts_a_table_where_greedy_loses_by_half():
+    result = checks.check_greedy_trap(trap_table)
+    assert result.ok and result.done, result
+    assert "47% as likely" in str(result)  # 0.5 * 0.4 = 0.2 against 0.45 * 0.95 = 0.4275
+
+
+def test_greedy_trap_oracle_is_exhaustive_search():
+    """The checker's best output is exhaustive search's, here also worked out by hand."""
+    model = TableModel(trap_table(), max_len=4)
+    best = exhaustive_search(model, *model.inputs(), 4).nbest[0][0]
+    assert model.tgt_vocab.decode(best[0]) == ["B", "C"]
+    assert abs(best[2] - math.log(0.45 * 0.95)) < 1e-6
+
+
+@pytest.mark.parametrize("table, words", [
+    (greedy_loses_table(), ["greedy loses, but its output is 56% as likely", "at most 50%"]),
+    ({(): {"A": 0.6, "B": 0.4}, ("A",): {"C": 0.9, "<eos>": 0.1}},
+     ["greedy already finds the best output"]),
+    ({(): {"A": 0.36, "B": 0.34, "C": 0.30}, ("A",): {"D": 0.3, "E": 0.3, "<eos>": 0.4},
+      ("B",): {"D": 0.3, "E": 0.3, "<eos>": 0.4}, ("C",): {"<eos>": 1.0}},
+     ["a beam of two answers A <eos>", "is its first token C among the two most likely"]),
+    ({(): {"A": 0.5, "B": 0.4}}, ["not a valid table", "sums to 0.9"]),
+    ([("A", 1.0)], ["return the table, a dict"]),
+])
+def test_greedy_trap_names_the_usual_misses(table, words):
+    assert_rejects(checks.check_greedy_trap(lambda: table), *words)
+
+
+def test_greedy_trap_skeleton_is_not_done():
+    assert not checks.check_greedy_trap(skeleton).done

@@ -3,13 +3,16 @@
 * `check_greedy(fn)`: greedy decoding of one sentence, `fn(model, src, src_lengths, max_len)`
   -> list of token ids (ending with <eos> if the sentence ended), against `lib.search.greedy`
   on hand-set probability tables (`lib.toy.TableModel`) and on small random networks.
+* `check_greedy_trap(fn)`: `fn() -> table`, a probability table (`lib.toy.TableModel`) on which
+  greedy's output is at most half as likely as the best output, and a beam of two finds it.
 * `check_beam_step(fn)`: one step of beam search, `fn(scores, logp, k)` -> (parent, token,
   new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
 * `check_length_normalisation(fn)`: `fn(raw, lengths, alpha)` -> log P / L^alpha, and which of
   the walk-through's finished hypotheses it makes win, against `lib.search`.
 * `check_beam_search(fn)`: a whole beam search for one sentence with a pool of finished
-  hypotheses, `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against
-  `beam_search_reference` and, when k keeps every hypothesis, exhaustive search.
+  hypotheses and one decoder call per step for all live hypotheses,
+  `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against `beam_search_reference`
+  and, when k keeps every hypothesis, exhaustive search.
 
 Each returns a `lib.checks.CheckResult` that says in words what is wrong.
 """
@@ -137,6 +140,61 @@ def check_greedy(fn) -> CheckResult:
         return "the length cap max_len"
 
     return run_checks("greedy decoding", on_tables, on_networks, length_cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: make greedy lose
+# ---------------------------------------------------------------------------------------------
+
+TRAP_RATIO = 0.5  # greedy's output may be at most this fraction as likely as the best output
+
+
+def check_greedy_trap(fn) -> CheckResult:
+    """Check `fn() -> table` (a `lib.toy.TableModel` table): greedy decoding's output is at most
+    TRAP_RATIO times as likely as the most likely output (exhaustive search, the oracle), and a
+    beam of two finds that output. Names the usual misses: a table TableModel refuses, greedy
+    already right, greedy not far enough behind, and a best output a beam of two drops."""
+    from lib.search import beam_search, exhaustive_search, greedy_with_scores
+    from lib.toy import TableModel
+
+    max_len = 4
+
+    def trap():
+        table = call(fn, names=())
+        if not isinstance(table, dict):
+            raise Mismatch(f"return the table, a dict {{prefix tuple: {{token: probability}}}}, "
+                           f"got {type(table).__name__}")
+        try:
+            model = TableModel(table, max_len=max_len)
+        except (ValueError, TypeError, AttributeError) as e:
+            raise Mismatch(f"this is not a valid table: {e}") from None
+        src, lengths = model.inputs()
+        ids, raw = greedy_with_scores(model, src, lengths)
+        greedy_ids = [i for i in ids[0].tolist() if i != PAD]
+        best = exhaustive_search(model, src, lengths, max_len).nbest[0][0]  # (ids, score, raw)
+        best_ids, best_raw = [i for i in best[0] if i != PAD], best[2]
+        p_greedy, p_best = math.exp(float(raw[0])), math.exp(best_raw)
+        said = (f"greedy writes {_text(model, greedy_ids)} (P = {p_greedy:.3f}), the most "
+                f"likely output is {_text(model, best_ids)} (P = {p_best:.3f})")
+        if greedy_ids == best_ids or p_greedy >= p_best - 1e-9:
+            raise Mismatch(f"{said}: greedy already finds the best output. Make the best first "
+                           f"token lead to uncertain continuations, and a slightly less likely "
+                           f"first token to a continuation the model is sure of")
+        if p_greedy > TRAP_RATIO * p_best:
+            raise Mismatch(f"{said}: greedy loses, but its output is {p_greedy / p_best:.0%} "
+                           f"as likely as the best; make it at most {TRAP_RATIO:.0%} (spread "
+                           f"greedy's continuations more thinly, or make the other path surer)")
+        found = beam_search(model, src, lengths, beam_size=2, alpha=0.0, margin=None)
+        beam_ids = [i for i in found.tokens[0].tolist() if i != PAD]
+        if beam_ids != best_ids:
+            first = model.tgt_vocab.itos[best_ids[0]]
+            raise Mismatch(f"{said}, but a beam of two answers {_text(model, beam_ids)}: it "
+                           f"drops the best output's prefix on the way (is its first token "
+                           f"{first} among the two most likely first tokens?)")
+        return (f"{said}, {p_greedy / p_best:.0%} as likely; a beam of two finds the best "
+                f"output")
+
+    return run_checks("make greedy lose", trap)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,5 +574,31 @@ def check_beam_search(fn) -> CheckResult:
                           exhaustive=True)
         return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
 
+    def one_call_per_step():
+        # Last, once the answers are right: the live hypotheses go through the decoder together.
+        model, max_len = tiny_model(1), 6
+        calls, step = [], model.decoder.step
+
+        def counted(prev, state, context):
+            calls.append(prev.numel())  # prev (n,): one row per live hypothesis
+            return step(prev, state, context)
+
+        model.decoder.step = counted
+        try:
+            call(fn, model, torch.tensor([[5, 6, 7, 8]]), torch.tensor([4]), 3, max_len,
+                 names=BEAM_NAMES, hint=DECODING_HINT, where="random network 1")
+        finally:
+            del model.decoder.step  # back to the Decoder's own method
+        if len(calls) > max_len:
+            raise Mismatch(f"the answers are right, but you called model.decoder.step "
+                           f"{len(calls)} times for one sentence of at most {max_len} steps, "
+                           f"with at most {max(calls)} hypothes{'is' if max(calls) == 1 else 'es'}"
+                           f" per call: step all the live hypotheses together, in ONE call per "
+                           f"step. Stack their last tokens into prev (n,), keep their states as "
+                           f"one (L, n, H) tensor (with context.expand(n, -1)), and once the k "
+                           f"best are chosen, take their parents' states with "
+                           f"state.index_select(1, parents)")
+        return f"one decoder call per step ({len(calls)} calls, up to {max(calls)} rows each)"
+
     return run_checks("beam search with a pool of finished hypotheses", on_tables, on_networks,
-                      exhaustive)
+                      exhaustive, one_call_per_step)
