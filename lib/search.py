@@ -395,6 +395,47 @@ class _Recorder:
 # ---------------------------------------------------------------------------------------------
 
 
+def _extend(alive: torch.Tensor, filled: torch.Tensor, lp: torch.Tensor, tk: torch.Tensor,
+            k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The 2k best one-token extensions of each sentence's live hypotheses, best first.
+
+    alive (A, width): log P of each beam slot (-inf: empty); filled (A*width,): the slots that
+    ran through the decoder, whose 2k best next tokens are lp, tk (N, m). Only these N*m
+    extensions can rank in the 2k best: a (width * m)-wide topk per sentence.
+    Returns raw log P (A, 2k), the slot extended (A, 2k) and the token added (A, 2k).
+    """
+    A, width = alive.shape
+    m = lp.size(1)  # min(2k, V)
+    top_lp = lp.new_full((A * width, m), NEG_INF)  # (A*width, m): -inf for empty slots
+    top_lp[filled] = lp
+    top_tok = tk.new_full((A * width, m), PAD)
+    top_tok[filled] = tk
+    cand = (alive.unsqueeze(-1) + top_lp.view(A, width, m)).view(A, width * m)
+    if width * m < 2 * k:  # tiny vocabularies: pad with impossible candidates
+        cand = F.pad(cand, (0, 2 * k - width * m), value=NEG_INF)
+    raw, flat = cand.topk(2 * k, dim=1)  # (A, 2k) best first
+    flat = flat.clamp(max=width * m - 1)  # padding columns (raw -inf) point anywhere real
+    return raw, flat // m, top_tok.view(A, width * m).gather(1, flat)
+
+
+def _sort_out(raw: torch.Tensor, tok: torch.Tensor, k: int, margin: float,
+              at_cap: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Which of the 2k candidates (A, 2k) finish, and which stay in the beam (beam_search).
+
+    Returns keep (A, k): the positions of the k best candidates not ending in <eos>, best
+    first; kept (A, 2k): those of them that stay (not pruned by `margin`, which is relative to
+    the step's best); finishing (A, 2k): <eos> among the k best, or kept at the length cap.
+    """
+    rank = torch.arange(raw.size(1), device=raw.device)  # (2k,)
+    possible = raw > NEG_INF  # (A, 2k)
+    is_eos = tok == EOS  # (A, 2k)
+    keep = (rank + 2 * k * is_eos).topk(k, dim=1, largest=False).indices  # (A, k)
+    kept = torch.zeros_like(is_eos).scatter_(1, keep, True) & ~is_eos  # (A, 2k)
+    kept &= possible & (raw >= raw[:, :1] - margin)  # relative threshold pruning
+    finishing = (is_eos & (rank < k)) | (kept & at_cap.unsqueeze(1))  # (A, 2k)
+    return keep, kept, finishing & possible
+
+
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: int = 5,
                 max_len: int | None = None, alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
@@ -446,34 +487,14 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     pool = _Pool(B, n_best, dev)
     recorder = _Recorder(model, src, src_lengths, k, alpha, cap.tolist(), margin) \
         if trace else None
-    rank = torch.arange(2 * k, device=dev)  # (2k,)
     for t in range(1, max_len + 1):
         A = active.numel()
         filled = alive.view(-1) > NEG_INF  # (A*width,) slots holding a hypothesis
         logits, state = model.decoder.step(prev, state, context)  # (N, V), (L, N, H)
-        lp, tk = top_candidates(logits, 2 * k)  # (N, m), m = min(2k, V)
-        m = lp.size(1)
-        top_lp = lp.new_full((A * width, m), NEG_INF)  # (A*width, m): -inf for empty slots
-        top_lp[filled] = lp
-        top_tok = tk.new_full((A * width, m), PAD)
-        top_tok[filled] = tk
+        raw, parent, tok = _extend(alive, filled, *top_candidates(logits, 2 * k), k)  # (A, 2k)
         row_of = torch.cumsum(filled, 0) - 1  # (A*width,) decoder row of each filled slot
-        cand = (alive.unsqueeze(-1) + top_lp.view(A, width, m)).view(A, width * m)
-        if width * m < 2 * k:  # tiny vocabularies: pad with impossible candidates
-            cand = F.pad(cand, (0, 2 * k - width * m), value=NEG_INF)
-        raw, flat = cand.topk(2 * k, dim=1)  # (A, 2k) best first
-        flat = flat.clamp(max=width * m - 1)  # padding columns (raw -inf) point anywhere real
-        parent = flat // m  # (A, 2k) the beam slot extended
-        tok = top_tok.view(A, width * m).gather(1, flat)  # (A, 2k) the token added
-        is_eos = tok == EOS  # (A, 2k)
-        # positions of the k best candidates not ending in <eos>, best first
-        keep = (rank + 2 * k * is_eos).topk(k, dim=1, largest=False).indices  # (A, k)
-        kept = torch.zeros_like(is_eos).scatter_(1, keep, True) & ~is_eos  # (A, 2k)
-        kept &= (raw > NEG_INF) & (raw >= raw[:, :1] - margin)  # relative threshold pruning
-        finishing = is_eos & (rank < k)  # (A, 2k)
         at_cap = cap <= t  # (A,) the cap ends the hypotheses still in the beam
-        finishing |= kept & at_cap.unsqueeze(1)
-        finishing &= raw > NEG_INF
+        keep, kept, finishing = _sort_out(raw, tok, k, margin, at_cap)
         prefix = seqs.gather(1, parent.unsqueeze(-1).expand(-1, -1, t - 1))  # (A, 2k, t-1)
         cand_seq = torch.cat([prefix, tok.unsqueeze(-1)], dim=2)  # (A, 2k, t)
         score = normalize(raw, t, alpha)  # (A, 2k)
