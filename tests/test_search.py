@@ -466,10 +466,14 @@ def test_bad_beam_size(tiny, beam_size):
             model.translate(["s1 s2"], beam_size=beam_size)
 
 
-@pytest.mark.parametrize("max_len", [0, -3, 2.5, False])
+@pytest.mark.parametrize("max_len", [0, -3, 2.5, False, True, "5"])
 def test_bad_length_cap(tiny, max_len):
+    """Every decoder (and the widgets) check max_len with the public search.check_max_len."""
     model, src, lengths = tiny
-    for call in (lambda: search.greedy(model, src, lengths, max_len=max_len),
+    assert search.check_max_len(model, None) == model.config.max_tgt_len
+    assert search.check_max_len(model, 3) == 3
+    for call in (lambda: search.check_max_len(model, max_len),
+                 lambda: search.greedy(model, src, lengths, max_len=max_len),
                  lambda: search.beam_search(model, src, lengths, max_len=max_len),
                  lambda: search.beam_search_one(model, src[0], max_len=max_len),
                  lambda: search.exhaustive_search(model, src, lengths, max_len=max_len)):
