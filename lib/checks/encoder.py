@@ -75,15 +75,23 @@ def _gru_case(fn, B: int, D: int, H: int, seed: int) -> str:
                                                   cell.bias_hh)]
     with torch.no_grad():
         expected = cell(x, h)  # (B, H)
+    return _judge_step(fn, args, expected, _variants, "nn.GRUCell")
+
+
+def _judge_step(fn, args: list, expected: torch.Tensor, variants, reference: str) -> str:
+    """Run a learner's GRU step on `args` (x, h, weights) and compare with `expected` (B, H);
+    a wrong answer that equals one of `variants(*args)` is named by its key."""
+    (B, D), H = args[0].shape, args[1].shape[1]
+    with torch.no_grad():
         got = call(fn, *args, names=("x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
     if not torch.is_tensor(got):
         raise Mismatch(f"return the new state as a tensor (B, H), got {type(got).__name__}")
     expect_shape("the new state", got, (B, H))
     got = got.detach()
     if torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
-        return f"B={B}, input {D}, hidden {H}: equal to nn.GRUCell"
+        return f"B={B}, input {D}, hidden {H}: equal to {reference}"
     with torch.no_grad():
-        for why, wrong in _variants(*args).items():
+        for why, wrong in variants(*args).items():
             if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
                 raise Mismatch(why)
     expect_close("the new state", got, expected)
@@ -163,19 +171,7 @@ def _cho_case(fn, B: int, D: int, H: int, seed: int) -> str:
     args = [x, h] + w
     with torch.no_grad():
         expected = gru_step_cho_reference(*args)  # (B, H)
-        got = call(fn, *args, names=("x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-    if not torch.is_tensor(got):
-        raise Mismatch(f"return the new state as a tensor (B, H), got {type(got).__name__}")
-    expect_shape("the new state", got, (B, H))
-    got = got.detach()
-    if torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
-        return f"B={B}, input {D}, hidden {H}: equal to Cho's placement"
-    with torch.no_grad():
-        for why, wrong in _cho_variants(*args).items():
-            if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
-                raise Mismatch(why)
-    expect_close("the new state", got, expected)
-    return ""
+    return _judge_step(fn, args, expected, _cho_variants, "Cho's placement")
 
 
 def check_gru_step_cho(fn) -> CheckResult:
