@@ -197,18 +197,8 @@ def test_greedy_unsure_skeleton_is_not_done():
 
 
 def greedy_decode(model, src_ids, max_len):
-    src = torch.tensor([src_ids])  # (1, S)
-    _, state, context = model.encode(src, torch.tensor([len(src_ids)]))
-    prev = torch.tensor([SOS])  # (1,)
-    out = []
-    for _ in range(max_len):
-        logits, state = model.decoder.step(prev, state, context)  # (1, V)
-        tok = int(log_probs(logits).argmax(-1))
-        out.append(tok)
-        if tok == EOS:
-            break
-        prev = torch.tensor([tok])
-    return out
+    """Plain greedy: the mixed decoder fed its own sentence's context."""
+    return decode_mixed(model, src_ids, src_ids, max_len)
 
 
 def test_greedy_accepts_the_reference_and_covers_eos_and_the_cap():
