@@ -224,13 +224,17 @@ def _mixed_case(fn, model, src, other, max_len: int, label: str) -> str:
     for (start, ctx, mistake), why in wrong:
         if got == reference_loop(model, start, ctx, max_len, mistake=mistake)[0]:
             raise Mismatch(f"{label}: {why}")
+    raise Mismatch(f"{label}: " + _first_difference(model, got, expected, "the expected loop"))
+
+
+def _first_difference(model, got: list[int], expected: list[int], whose: str) -> str:
+    """'the first difference is at step t: you wrote X, <whose> writes Y' for two token lists."""
     itos = model.tgt_vocab.itos
     t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
              min(len(got), len(expected)))
     mine = itos[got[t]] if t < len(got) else "(nothing: you stopped)"
-    theirs = itos[expected[t]] if t < len(expected) else "(nothing: the decoding had stopped)"
-    raise Mismatch(f"{label}: the first difference is at step {t + 1}: you wrote {mine}, the "
-                   f"expected loop writes {theirs}")
+    theirs = itos[expected[t]] if t < len(expected) else f"(nothing: {whose} had stopped)"
+    return f"the first difference is at step {t + 1}: you wrote {mine}, {whose} writes {theirs}"
 
 
 def check_decode_mixed(fn, model=None) -> CheckResult:
@@ -424,12 +428,8 @@ def _greedy_case(fn, model, src_ids: list[int], max_len: int, label: str) -> str
                                   "state that decoder.step returns on to the next step")):
         if got == _wrong_greedy(model, src_ids, max_len, mistake):
             raise Mismatch(f"{label}: {why}")
-    t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
-             min(len(got), len(expected)))
-    mine = itos[got[t]] if t < len(got) else "(nothing: you stopped)"
-    theirs = itos[expected[t]] if t < len(expected) else "(nothing: greedy had stopped)"
-    raise Mismatch(f"{label}: the first difference is at step {t + 1}: you wrote {mine}, "
-                   f"greedy writes {theirs} (the most likely token given everything before)")
+    raise Mismatch(f"{label}: " + _first_difference(model, got, expected, "greedy")
+                   + " (the most likely token given everything before)")
 
 
 def check_greedy_decode(fn, model=None) -> CheckResult:
