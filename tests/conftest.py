@@ -30,6 +30,18 @@ def load_script(name: str):
     return module
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (about 20x).
+    A module of tiny-model tests opts in: `pytestmark = pytest.mark.usefixtures("one_thread")`."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def colab_setup():
     """scripts/colab_setup.py as a module."""

@@ -25,13 +25,7 @@ SRC = Vocab.build([data.tokenize(en) for en, _ in PAIRS])
 TGT = Vocab.build([data.tokenize(fr) for _, fr in PAIRS])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 def tiny_model(seed=0, **overrides):

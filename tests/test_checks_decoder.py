@@ -11,14 +11,7 @@ from lib.checks import decoder as checks
 from lib.data import EOS, SOS
 from lib.search import log_probs
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 # --- start_state ----------------------------------------------------------------------------

@@ -12,14 +12,7 @@ from lib.checks import head as checks
 from lib.checks.decoder import tiny_model
 from lib.data import EOS, PAD, SOS
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 # --- log_softmax ----------------------------------------------------------------------------

@@ -18,13 +18,7 @@ from lib.model import ModelConfig, Seq2Seq
 V, E, H, L = 13, 6, 8, 2
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 def _encoder(num_layers=L, seed=0):

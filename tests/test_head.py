@@ -17,13 +17,7 @@ PROBS = [1, 2, 3, 4, 10]
 TARGETS = [[1, 2, 4], [3, PAD, PAD]]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 def _logits():

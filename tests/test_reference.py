@@ -33,13 +33,7 @@ TINY_TRAIN = TrainConfig(epochs=1, batch_size=64, lr=5e-3, warmup_steps=2, eval_
 ZERO_SHA = "0" * 64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 @pytest.fixture(autouse=True)

@@ -28,13 +28,7 @@ EXAMPLES = data.encode_pairs(PAIRS, SRC, TGT)
 N_TARGET_TOKENS = sum(len(t) + 1 for _, t in EXAMPLES)  # + <eos>
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (20x)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
 def tiny_model(seed=0, dropout=0.1, feed_context=True):
