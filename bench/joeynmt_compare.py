@@ -17,12 +17,19 @@ script runs in the course's environment and never imports joeynmt. It
     python bench/joeynmt_compare.py train --minutes 12 --target 20
     python bench/joeynmt_compare.py decode --repeats 3
 
-Matching choices (each is recorded in the config JSON and the report): JoeyNMT's recurrent
-decoder always attends, so it uses the cheapest attention it offers (Luong, bilinear, no input
-feeding); its decoder starts from the encoder's last state ("last", our wiring) but gets no
-context vector at every step (ours does, `feed_context`); batches hold the same number of
-sentences; Adam at our peak learning rate with our warm-up, inverse-sqrt decay (JoeyNMT has no
-cosine schedule); the same gradient clipping and dropout.
+Two recipes (`--recipe`; each setting and its source is in `RECIPE_NOTES` and the report):
+
+- `authors` (the default): JoeyNMT set up as its authors set up a small recurrent model in the
+  example configurations of its v2.3 release (configs/rnn_reverse.yaml, configs/rnn_small.yaml)
+  and its code defaults: bidirectional encoder, input feeding, Luong attention, embeddings drawn
+  from N(0, 0.1), Adam at 1e-3 with plateau scheduling. Only the sizes are ours: the two
+  directions have half our hidden size each, so the concatenated final state initialises the
+  decoder ("last") and the parameter count stays the same as the matched recipe's.
+- `matched`: JoeyNMT wired as close to our model as it allows (unidirectional encoder, which
+  needs bench/joeynmt_worker.py's patch; Luong attention without input feeding; our peak
+  learning rate and warm-up, then inverse-sqrt decay; JoeyNMT's code-default embedding scale,
+  N(0, 0.01)). It learns far slower per step than either model above (issue #20), so it is kept
+  only to reproduce that measurement.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 BUILD = ROOT / "_build" / "bench"
 VENV = BUILD / "joeynmt-venv"
 WORK = BUILD / "joeynmt"
+TRAINED_RECIPE = WORK / "train-recipe.txt"  # which recipe made model-train/ (decode checks)
 JOEYNMT = "joeynmt==2.3.0"
 # joeynmt 2.3.0's helpers.py imports importlib_metadata without declaring it (found when
 # setting this up): installed beside it, under the same constraints.
@@ -119,30 +127,83 @@ def export_data(corpus, out: Path) -> dict:
     return {name: str(out / name) for name in parts}
 
 
+RECIPES = ("authors", "matched")
+
+# What bench/report.py prints about each recipe: every JoeyNMT setting and where it comes from.
+# "rnn_reverse.yaml" etc. are the example configurations in the joeynmt repository at tag v2.3
+# (the release that pip installs as 2.3.0); "code default" is joeynmt 2.3.0's own default.
+RECIPE_NOTES = {
+    "authors": (
+        "JoeyNMT set up as its authors set up a small recurrent model (joeynmt v2.3 "
+        "configs/rnn_reverse.yaml and rnn_small.yaml, and its code defaults), at our sizes: "
+        "a bidirectional GRU encoder (code default, every RNN example), each direction with "
+        "half our hidden size, so that its concatenated final state starts the decoder "
+        "(init_hidden \"last\", rnn_small.yaml) and the parameter count matches; a 2-layer "
+        "GRU decoder with input feeding (code default, both examples) and Luong attention "
+        "(rnn_reverse.yaml); weights Xavier-uniform, biases zero, embeddings N(0, 0.1) (both "
+        "examples; the code default is N(0, 0.01)); Adam at 1e-3 with plateau scheduling on "
+        "BLEU, patience 5, factor 0.5 (rnn_reverse.yaml); gradient norm clipped at 1.0 and "
+        "dropout 0.1 (rnn_reverse.yaml, as ours); no label smoothing (both examples); "
+        "batches of our 128 sentences, loss averaged over target tokens (as ours). Ours keeps "
+        "its own recipe (lib.reference.TRAIN)."),
+    "matched": (
+        "JoeyNMT wired as close to our model as it allows: its recurrent decoder always "
+        "attends, so it uses the cheapest option (Luong, bilinear, no input feeding); its "
+        "decoder starts from the encoder's last state like ours but gets no context at every "
+        "step (ours: feed_context); JoeyNMT 2.3.0 crashes on a unidirectional encoder, so "
+        "bench/joeynmt_worker.py patches that one method (same steps, forward state only); "
+        "Adam at our peak rate with our warm-up, then inverse-sqrt decay; embeddings at the "
+        "code default N(0, 0.01); same batch size in sentences, clipping and dropout."),
+}
+
+
 def joey_config(data_dir: Path, model_dir: Path, model: dict, train, *, dev: str = "dev",
                 alpha: float, max_len: int, updates: int | None = None,
-                validation_freq: int = 10**9, logging_freq: int = 10) -> dict:
-    """A JoeyNMT config of the same size and training recipe as lib.reference's."""
-    rnn = {"type": "recurrent", "rnn_type": "gru", "hidden_size": model["hidden_size"],
+                validation_freq: int = 10**9, logging_freq: int = 10,
+                recipe: str = "authors") -> dict:
+    """A JoeyNMT config with lib.reference's sizes and the given recipe's settings."""
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
+    hidden = model["hidden_size"]
+    if recipe == "authors" and hidden % 2:
+        raise ValueError(f"the authors recipe splits hidden_size={hidden} between the "
+                         "encoder's two directions: it must be even")
+    rnn = {"type": "recurrent", "rnn_type": "gru", "hidden_size": hidden,
            "num_layers": model["num_layers"], "dropout": model["dropout"],
            "embeddings": {"embedding_dim": model["emb_dim"], "scale": False}}
     lang = {"level": "word", "lowercase": False, "normalize": False, "max_length": 1000,
             "min_length": 1}
     training = {
         "model_dir": str(model_dir), "overwrite": True, "random_seed": train.seed,
-        "optimizer": "adam", "learning_rate": train.lr, "weight_decay": train.weight_decay,
-        "scheduling": "warmupinversesquareroot", "learning_rate_warmup": train.warmup_steps,
-        "learning_rate_min": 0.0, "clip_grad_norm": train.clip,
+        "optimizer": "adam", "weight_decay": train.weight_decay,
+        "clip_grad_norm": train.clip,
         "batch_size": train.batch_size, "batch_type": "sentence", "normalization": "tokens",
         "epochs": max(1, int(-(-train.epochs // 1))), "validation_freq": validation_freq,
         "logging_freq": logging_freq, "eval_metrics": ["bleu"], "early_stopping_metric": "bleu",
         "keep_best_ckpts": 1, "shuffle": True, "use_cuda": False, "num_workers": 0,
         "print_valid_sents": [0],
     }
+    if recipe == "authors":
+        training.update({"learning_rate": 0.001, "scheduling": "plateau", "patience": 5,
+                         "decrease_factor": 0.5, "learning_rate_min": 0.0002,
+                         "label_smoothing": 0.0})
+        init = {"initializer": "xavier_uniform", "bias_initializer": "zeros",
+                "embed_initializer": "normal", "embed_init_weight": 0.1}
+        encoder = {**rnn, "hidden_size": hidden // 2, "bidirectional": True}
+        decoder = {**rnn, "hidden_dropout": model["dropout"], "attention": "luong",
+                   "input_feeding": True, "init_hidden": "last"}
+    else:
+        training.update({"learning_rate": train.lr, "scheduling": "warmupinversesquareroot",
+                         "learning_rate_warmup": train.warmup_steps,
+                         "learning_rate_min": 0.0})
+        init = {"initializer": "xavier_uniform", "embed_initializer": "normal"}
+        encoder = {**rnn, "bidirectional": False}
+        decoder = {**rnn, "hidden_dropout": model["dropout"], "attention": "luong",
+                   "input_feeding": False, "init_hidden": "last"}
     if updates:
         training["updates"] = updates
     return {
-        "name": "bench-gru",
+        "name": f"bench-gru-{recipe}",
         "data": {"train": str(data_dir / "train"), "dev": str(data_dir / dev),
                  "test": str(data_dir / "test"), "dataset_type": "plain",
                  "src": {"lang": "en", "voc_file": str(data_dir / "src_vocab.txt"), **lang},
@@ -152,11 +213,8 @@ def joey_config(data_dir: Path, model_dir: Path, model: dict, train, *, dev: str
                     "batch_type": "sentence", "max_output_length": max_len,
                     "eval_metrics": ["bleu"], "sacrebleu_cfg": {"tokenize": "13a"}},
         "training": training,
-        "model": {"initializer": "xavier_uniform", "embed_initializer": "normal",
-                  "tied_embeddings": False, "tied_softmax": False,
-                  "encoder": {**rnn, "bidirectional": False},
-                  "decoder": {**rnn, "hidden_dropout": model["dropout"], "attention": "luong",
-                              "input_feeding": False, "init_hidden": "last"}},
+        "model": {**init, "tied_embeddings": False, "tied_softmax": False,
+                  "encoder": encoder, "decoder": decoder},
     }
 
 
@@ -215,30 +273,40 @@ def main(argv=None) -> None:
     p.add_argument("--eval-every", type=int, default=None,
                    help="steps between test evaluations (default: lib.reference.TRAIN's)")
     p.add_argument("--repeats", type=int, default=3, help="timed decodes of the test set")
+    p.add_argument("--recipe", choices=RECIPES, default="authors",
+                   help="JoeyNMT's settings: its authors' (default) or wired like ours")
     args = p.parse_args(argv)
     info = ensure_venv(log=lambda m: print(m, file=sys.stderr))
     if args.mode == "setup":
         result = info
     elif args.mode == "throughput":
         cfg = prepare("throughput", updates=args.warmup + args.steps,
-                      logging_freq=max(1, min(args.warmup, 10)))
+                      logging_freq=max(1, min(args.warmup, 10)), recipe=args.recipe)
         result = run_worker("throughput", str(cfg), "--warmup", str(args.warmup))
     elif args.mode == "train":
         from lib import reference
 
         every = args.eval_every or reference.TRAIN.eval_every or 100
         cfg = prepare("train", dev="test", validation_freq=every,
-                      logging_freq=log_freq(every))
+                      logging_freq=log_freq(every), recipe=args.recipe)
+        TRAINED_RECIPE.unlink(missing_ok=True)
         result = run_worker("train", str(cfg), "--refs", str(WORK / "data" / "test_refs.json"),
                             "--minutes", str(args.minutes), "--target", str(args.target))
+        TRAINED_RECIPE.write_text(args.recipe)
     else:
-        cfg = prepare("decode")
+        cfg = prepare("decode", recipe=args.recipe)
         ckpt = WORK / "model-train" / "latest.ckpt"
-        if not ckpt.exists():
+        if not ckpt.exists() or not TRAINED_RECIPE.is_file():
             raise SystemExit(f"no trained JoeyNMT model at {ckpt}: run the train mode first")
+        trained = TRAINED_RECIPE.read_text()
+        if trained != args.recipe:
+            raise SystemExit(f"the JoeyNMT model at {ckpt} was trained with --recipe {trained}, "
+                             f"not {args.recipe}: decode with --recipe {trained}")
         result = run_worker("decode", str(cfg), "--ckpt", str(ckpt), "--refs",
                             str(WORK / "data" / "test_refs.json"), "--repeats",
                             str(args.repeats))
+    if args.mode != "setup":
+        result.update(recipe=args.recipe, recipe_notes=RECIPE_NOTES[args.recipe])
     result["setup"] = info
     print(json.dumps(result))
 

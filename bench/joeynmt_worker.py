@@ -45,7 +45,8 @@ def _forward(self, src_embed, src_length, mask, **kwargs):
     """JoeyNMT 2.3.0's RecurrentEncoder.forward with `bidirectional: False` fixed.
 
     The original always reads the backward direction's final state (`hidden_layerwise[-1:, 1]`)
-    and fails with an IndexError for a unidirectional encoder, which our matched model needs.
+    and fails with an IndexError for a unidirectional encoder, which only the "matched" recipe
+    uses (the "authors" recipe's encoder is bidirectional and runs JoeyNMT's method untouched).
     Same steps as the original; a unidirectional encoder returns the last layer's final state.
     """
     if self.rnn.bidirectional:
@@ -80,16 +81,27 @@ def _params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def _log_entry(manager, start_tokens, start_correct, batch_loss) -> dict:
+    """What JoeyNMT's own log line says: the step, the last batch's loss per target token
+    (normalization "tokens"), the token accuracy since the previous line, the learning rate."""
+    stats = manager.stats
+    return {"step": stats.steps, "loss": float(batch_loss),
+            "acc": (stats.total_correct - start_correct) / max(1, stats.total_tokens
+                                                                - start_tokens),
+            "lr": manager.optimizer.param_groups[0]["lr"]}
+
+
 def throughput(args) -> dict:
     """Target tokens/s as JoeyNMT measures it, over the log intervals after `warmup` steps."""
     cfg = _start(args.config)
-    intervals, info = [], {}
+    intervals, logs, info = [], [], {}
     log_scores = TrainManager._log_scores
 
     def hooked(self, epoch_no, elapsed_time, start_tokens, start_correct, total_batch_loss):
         info["params"] = _params(self.model)
         intervals.append((self.stats.steps, self.stats.total_tokens - start_tokens,
                           elapsed_time))
+        logs.append(_log_entry(self, start_tokens, start_correct, total_batch_loss))
         return log_scores(self, epoch_no, elapsed_time, start_tokens, start_correct,
                           total_batch_loss)
 
@@ -98,7 +110,7 @@ def throughput(args) -> dict:
     timed = [(s, n, t) for s, n, t in intervals if s > args.warmup]
     tokens, seconds = sum(n for _, n, _ in timed), sum(t for _, _, t in timed)
     return {"tokens_per_s": tokens / seconds, "steps": timed[-1][0] - args.warmup,
-            "tokens": tokens, "seconds": seconds, "params": info["params"],
+            "tokens": tokens, "seconds": seconds, "params": info["params"], "log": logs,
             "threads": torch.get_num_threads()}
 
 
@@ -110,7 +122,7 @@ def train_to_bleu(args) -> dict:
     """Train, score the test set at every validation, stop at the target or the cap."""
     cfg = _start(args.config)
     refs = json.loads(Path(args.refs).read_text(encoding="utf-8"))
-    evals, state = [], {}
+    evals, logs, state = [], [], {}
     validate, train_and_validate = TrainManager._validate, TrainManager.train_and_validate
 
     log_scores = TrainManager._log_scores
@@ -120,8 +132,10 @@ def train_to_bleu(args) -> dict:
                      valid_data=valid_data)
         return train_and_validate(self, train_data, valid_data)
 
-    def hooked_log(self, *a, **k):  # the cap, checked between validations too
-        log_scores(self, *a, **k)
+    def hooked_log(self, epoch_no, elapsed_time, start_tokens, start_correct,
+                   total_batch_loss):  # records JoeyNMT's log line; checks the cap
+        log_scores(self, epoch_no, elapsed_time, start_tokens, start_correct, total_batch_loss)
+        logs.append(_log_entry(self, start_tokens, start_correct, total_batch_loss))
         train_s = time.perf_counter() - state["start"] - state["eval_s"]
         if train_s >= args.minutes * 60 and not self.stats.is_max_update:
             self._validate(state["valid_data"])  # score the model as it is at the cap
@@ -136,7 +150,8 @@ def train_to_bleu(args) -> dict:
             encoding="utf-8").splitlines()
         bleu = course_bleu(hyps, refs)
         evals.append({"step": self.stats.steps, "train_seconds": train_s, "bleu": bleu,
-                      "tokens": self.stats.total_tokens})
+                      "tokens": self.stats.total_tokens,
+                      "lr": self.optimizer.param_groups[0]["lr"]})
         state["eval_s"] += time.perf_counter() - t0
         if bleu >= args.target or train_s >= args.minutes * 60:
             self.stats.is_max_update = True  # JoeyNMT's own way out of its loop
@@ -146,7 +161,7 @@ def train_to_bleu(args) -> dict:
     TrainManager._log_scores = hooked_log
     train(rank=0, world_size=1, cfg=cfg, skip_test=True)
     reached = next((e for e in evals if e["bleu"] >= args.target), None)
-    return {"evals": evals, "target": args.target, "cap_minutes": args.minutes,
+    return {"evals": evals, "log": logs, "target": args.target, "cap_minutes": args.minutes,
             "reached_seconds": reached["train_seconds"] if reached else None,
             "best_bleu": max((e["bleu"] for e in evals), default=None),
             "params": state.get("params"), "threads": torch.get_num_threads()}

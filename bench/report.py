@@ -181,6 +181,8 @@ def _section_training(r: dict) -> list[str]:
     ]
     for name, key in (("ours", "ours"), ("JoeyNMT 2.3.0", "joeynmt")):
         run = fig(ttb, key)
+        if run.get("recipe"):  # joeynmt_compare.py --recipe: its authors' settings or ours
+            name += f" ({run['recipe']} recipe)"
         checks = "; ".join(f"{e['step']}: {e['train_seconds'] / 60:.1f}, {e['bleu']:.1f}"
                            for e in fig(run, "evals"))
         lines.append(f"| {name} | {_bleu_time(run, target)} | {fig(run, 'best_bleu'):.1f} | "

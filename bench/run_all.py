@@ -112,17 +112,12 @@ def main() -> None:
         "steps": steps, "warmup": warmup, "batch_size": reference.TRAIN.batch_size,
         "model": ", ".join(f"{k}={v}" for k, v in reference.MODEL.items()),
     }
-    results["joeynmt_notes"] = (
-        "JoeyNMT's recurrent decoder always attends: it uses the cheapest option (Luong, "
-        "bilinear, no input feeding); its decoder starts from the encoder's last state like ours "
-        "but gets no context at every step (ours: feed_context); JoeyNMT 2.3.0 crashes on a "
-        "unidirectional encoder, so bench/joeynmt_worker.py patches that one method (same "
-        "steps, forward state only). Same batch size in sentences (JoeyNMT does not bucket by "
-        "length, so its batches carry more padding); Adam at our peak rate with our warm-up, "
-        "then inverse-sqrt decay (JoeyNMT has no cosine schedule); same clipping and dropout. "
-        "Ours trains with a shortlist softmax (the most frequent words plus the batch's targets, "
-        "lib.head.shortlist_cross_entropy), JoeyNMT's softmax covers the whole vocabulary; the "
-        "full-softmax row times ours without the shortlist in the same runs.")
+    results["joeynmt_notes"] = (  # JoeyNMT's settings and their sources: joeynmt_compare.py
+        joey[0]["recipe_notes"] + " JoeyNMT does not bucket by length, so its batches carry "
+        "more padding. Ours trains with a shortlist softmax (the most frequent words plus the "
+        "batch's targets, lib.head.shortlist_cross_entropy), JoeyNMT's softmax covers the "
+        "whole vocabulary; the full-softmax row times ours without the shortlist in the same "
+        "runs.")
 
     keep(results)
 
