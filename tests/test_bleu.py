@@ -209,7 +209,7 @@ def test_corpus_bleu_adds_counts_not_scores(corpus):
         sum(p.sys_len for p in parts),
         sum(p.ref_len for p in parts),
     )
-    whole = corpus_bleu(hyps, refs)
+    whole = corpus_bleu(hyps, refs, layout="per-hypothesis")
     assert (summed.score, summed.counts, summed.totals) == (whole.score, whole.counts, whole.totals)
 
 

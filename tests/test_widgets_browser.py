@@ -396,7 +396,7 @@ def test_every_view_starts_on_the_websites_chapters(browser, site_dir, site_url)
     assert len(pages) >= 6, f"views on only {pages}"
     for name in pages:
         html = (site_dir / "book" / f"{name}.html").read_text(encoding="utf-8")
-        assert "s2sw-out" not in html and "widget-state+json" not in html, \
+        assert "widget-state+json" not in html and "widget-view+json" not in html, \
             f"{name}: the page carries a live view (ipywidgets state): dead controls there"
         page, context, problems = visit(browser, site_url + f"book/{name}.html")
         try:
