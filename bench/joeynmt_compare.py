@@ -287,7 +287,7 @@ def main(argv=None) -> None:
         from lib import reference
 
         every = args.eval_every or reference.TRAIN.eval_every or 100
-        cfg = prepare("train", dev="test", validation_freq=every,
+        cfg = prepare("train", validation_freq=every,
                       logging_freq=log_freq(every), recipe=args.recipe)
         TRAINED_RECIPE.unlink(missing_ok=True)
         result = run_worker("train", str(cfg), "--refs", str(WORK / "data" / "test_refs.json"),
@@ -305,9 +305,8 @@ def main(argv=None) -> None:
         result = run_worker("decode", str(cfg), "--ckpt", str(ckpt), "--refs",
                             str(WORK / "data" / "test_refs.json"), "--repeats",
                             str(args.repeats))
-    if args.mode != "setup":
-        result.update(recipe=args.recipe, recipe_notes=RECIPE_NOTES[args.recipe])
-    result["setup"] = info
+    if args.mode != "setup":  # (in setup mode result is info: no copy inside itself)
+        result.update(recipe=args.recipe, recipe_notes=RECIPE_NOTES[args.recipe], setup=info)
     print(json.dumps(result))
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 from joeynmt.config import load_config, parse_global_args
+from joeynmt.data import load_data
 from joeynmt.encoders import RecurrentEncoder
 from joeynmt.helpers import make_model_dir
 from joeynmt.helpers_for_ddp import get_logger
@@ -119,7 +120,12 @@ class _Stop(Exception):
 
 
 def train_to_bleu(args) -> dict:
-    """Train, score the test set at every validation, stop at the target or the cap."""
+    """Train, score the test set at every validation, stop at the target or the cap.
+
+    JoeyNMT validates on the config's dev set (our validation split) and its plateau scheduler
+    and checkpoints follow that; the test set is decoded beside it (greedy, as JoeyNMT
+    validates), so no training decision sees the test set.
+    """
     cfg = _start(args.config)
     refs = json.loads(Path(args.refs).read_text(encoding="utf-8"))
     evals, logs, state = [], [], {}
@@ -128,8 +134,10 @@ def train_to_bleu(args) -> dict:
     log_scores = TrainManager._log_scores
 
     def hooked_tv(self, train_data, valid_data):
+        # train() has parsed cfg by now (special symbols included): load the test set alike.
+        test_data = load_data(cfg["data"], datasets=["test"])[4]
         state.update(start=time.perf_counter(), eval_s=0.0, params=_params(self.model),
-                     valid_data=valid_data)
+                     valid_data=valid_data, test_data=test_data)
         return train_and_validate(self, train_data, valid_data)
 
     def hooked_log(self, epoch_no, elapsed_time, start_tokens, start_correct,
@@ -145,9 +153,11 @@ def train_to_bleu(args) -> dict:
             return  # already scored at this step (the cap fell on a validation step)
         t0 = time.perf_counter()
         train_s = t0 - state["start"] - state["eval_s"]
-        validate(self, valid_data)
-        hyps = (Path(self.model_dir) / f"{self.stats.steps}.hyps").read_text(
-            encoding="utf-8").splitlines()
+        validate(self, valid_data)  # JoeyNMT's own: dev set, scheduler, checkpoints
+        hyps = predict(model=self.model, data=state["test_data"], device=self.device,
+                       n_gpu=self.n_gpu, rank=0, compute_loss=False,
+                       normalization=self.args.normalization, args=self.dev_cfg,
+                       autocast=self.autocast)[2]
         bleu = course_bleu(hyps, refs)
         evals.append({"step": self.stats.steps, "train_seconds": train_s, "bleu": bleu,
                       "tokens": self.stats.total_tokens,
