@@ -26,6 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
+import joeynmt.builders
 import torch
 from joeynmt.config import load_config, parse_global_args
 from joeynmt.data import load_data
@@ -64,6 +65,17 @@ def _forward(self, src_embed, src_length, mask, **kwargs):
 
 
 RecurrentEncoder.forward = _forward
+
+
+class _Plateau(torch.optim.lr_scheduler.ReduceLROnPlateau):
+    """torch's ReduceLROnPlateau without `verbose`, which joeynmt 2.3.0 passes (always False)
+    and torch 2.13 no longer accepts (TypeError): its plateau scheduling works unchanged."""
+
+    def __init__(self, optimizer, verbose: bool = False, **kwargs):
+        super().__init__(optimizer, **kwargs)
+
+
+joeynmt.builders.ReduceLROnPlateau = _Plateau
 
 
 def course_bleu(hypotheses: list[str], refs: list[list[str]]) -> float:
