@@ -126,7 +126,7 @@ def accuracy_by_length(model, config: BottleneckConfig, n_per_length: int = 100,
 
 
 def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
-    """Train, then test every length -> a JSON result (what `cached_test` keeps on disk):
+    """Train, then test every length -> a JSON result (what `cached_tests` keeps on disk):
     seconds, steps and final loss of training, {length: [sequence, token, n]} accuracies, and
     one sequence of `example_len` digits with the model's answer, as text."""
     import time
@@ -145,11 +145,12 @@ def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
                         "output": " ".join(model.tgt_vocab.decode(out))}}
 
 
-def cached_test(config: BottleneckConfig) -> tuple[dict[int, Accuracy], dict]:
-    """`run_test(config)`, from the disk when the same config and code ran before
-    (`lib.memo.cached`, keyed by the config and the source of every module the run uses).
+def cached_tests(configs: dict) -> dict:
+    """{label: (table, result)}: `run_test` for each of `configs` ({label: BottleneckConfig}),
+    from the disk when the same config and code ran before, the missing ones side by side
+    (`lib.memo.cached_all`, keyed by the config and the source of every module the run uses).
 
-    Returns ({length: Accuracy}, the whole JSON result).
+    table is {length: Accuracy}, result the whole JSON result.
     """
     import sys
     from dataclasses import asdict
@@ -166,7 +167,8 @@ def cached_test(config: BottleneckConfig) -> tuple[dict[int, Accuracy], dict]:
 
     code = (sys.modules[__name__], lib.reversal, lib.toy, lib.model, lib.encoder, lib.decoder,
             lib.head, lib.train, lib.search)
-    key = asdict(config)  # training runs in one thread whatever the machine has
-    result = memo.cached("bottleneck-reversal", key, lambda: run_test(config), code)
-    table = {int(n): Accuracy(s, t, int(k)) for n, (s, t, k) in result["table"].items()}
-    return table, result
+    keys = {label: asdict(c) for label, c in configs.items()}  # each trains on one thread
+    results = memo.cached_all("bottleneck-reversal", keys,
+                              lambda label: run_test(configs[label]), code)
+    return {label: ({int(n): Accuracy(s, t, int(k)) for n, (s, t, k) in r["table"].items()}, r)
+            for label, r in results.items()}

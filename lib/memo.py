@@ -12,6 +12,11 @@ docstrings, which do not change what it computes) and the torch version: change 
 the computation runs again. Results are JSON, stored in
 `lib.download.cache_dir()/results/`; delete that folder, or set SEQ2SEQ_RECOMPUTE=1, to
 recompute everything.
+
+`cached_all` does the same for several settings of one computation (three ratios, two wirings):
+the missing ones run side by side in worker processes, one thread each, so that a fresh runtime
+with two cores trains two small models in the time of one. Each run is seeded and runs on one
+thread either way, so its numbers do not depend on whether it ran alone or beside another.
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ import ast
 import hashlib
 import inspect
 import json
+import multiprocessing
 import os
 import re
+import sys
 import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,12 +84,84 @@ def cached(name: str, key, compute: Callable[[], object], modules=()):
     path = result_path(name, key, modules)
     if path.is_file() and not os.environ.get("SEQ2SEQ_RECOMPUTE"):
         return json.loads(path.read_text(encoding="utf-8"))
-    value = compute()
+    return _store(path, _json(compute()))
+
+
+def cached_all(name: str, keys: dict, compute: Callable[[object], object], modules=(),
+               workers: int | None = None) -> dict:
+    """{label: compute(label)'s JSON result} for every `keys[label]`, like `cached` for each.
+
+    The labels whose results are not on disk are computed side by side, each in its own
+    process with one thread, at most `workers` at a time (default: the machine's cores);
+    where processes cannot be forked (Windows, macOS) or one worker is asked for, one after
+    another in this process.
+    """
+    paths = {label: result_path(name, key, modules) for label, key in keys.items()}
+    fresh = not os.environ.get("SEQ2SEQ_RECOMPUTE")
+    missing = [label for label, path in paths.items() if not (fresh and path.is_file())]
+    if workers is None:
+        workers = os.cpu_count() or 1
+    texts = _side_by_side(name, missing, compute, workers)
+    for label, text in zip(missing, texts):
+        _store(paths[label], text)
+    return {label: json.loads(path.read_text(encoding="utf-8")) for label, path in paths.items()}
+
+
+def _json(value) -> str:
     try:
-        text = json.dumps(value)
+        return json.dumps(value)
     except (TypeError, ValueError) as e:
         raise TypeError(f"compute() must return JSON (dicts, lists, strings, numbers) to be "
                         f"cached: {e}") from None
+
+
+def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
+    """compute(label) as JSON text for each label: in forked one-thread processes if possible."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    fork = "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux"
+    if len(labels) < 2 or workers == 1 or not fork:
+        return [_json(compute(label)) for label in labels]
+    ctx, texts, running = multiprocessing.get_context("fork"), {}, []
+    pending = list(labels)
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                label = pending.pop(0)
+                receive, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_worker, args=(compute, label, send), daemon=True)
+                proc.start()
+                send.close()
+                running.append((label, proc, receive))
+            label, proc, receive = running.pop(0)  # results arrive in any order; read in turn
+            try:
+                ok, text = receive.recv()
+            except EOFError:  # the worker died without a word (killed, out of memory)
+                ok, text = False, f"the worker process ended with exit code {proc.exitcode}"
+            proc.join()
+            if not ok:
+                raise RuntimeError(f"{name} for {label!r} failed in its worker process:\n{text}")
+            texts[label] = text
+    finally:
+        for _, proc, _ in running:
+            proc.terminate()
+    return [texts[label] for label in labels]
+
+
+def _worker(compute, label, send) -> None:
+    import torch
+
+    torch.set_num_threads(1)  # one core per worker: workers share the machine
+    try:
+        send.send((True, _json(compute(label))))
+    except BaseException:  # reported by the parent, which raises
+        send.send((False, traceback.format_exc()))
+    finally:
+        send.close()
+
+
+def _store(path: Path, text: str):
+    """Write `text` to `path` whole or not at all; -> the value it holds."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:

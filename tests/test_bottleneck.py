@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -76,14 +78,18 @@ def test_training_learns_short_reversals_and_the_result_is_cached(tmp_path, monk
     assert list(table) == [2, 3, 4] and all(a.n == 50 for a in table.values())
     assert table[2].sequence > 0.9  # two digits backwards: learned in a few hundred steps
 
-    cached, result = bottleneck.cached_test(config)  # trains again: same config, same weights
-    assert len(list((tmp_path / "results").glob("bottleneck-reversal-*.json"))) == 1
+    # trains again, beside a second config in another worker: same config, same weights
+    other = dataclasses.replace(config, hidden=16)
+    tests = bottleneck.cached_tests({"a": config, "b": other})
+    (cached, result), (_, result_b) = tests["a"], tests["b"]
+    assert result["seconds"] > 0 and result_b["seconds"] > 0
+    assert len(list((tmp_path / "results").glob("bottleneck-reversal-*.json"))) == 2
     assert list(cached) == [2, 3, 4] and all(a.n == 100 for a in cached.values())
     assert cached == bottleneck.accuracy_by_length(model, config)  # the same model again
     assert len(result["example"]["input"].split()) == 20
     assert result["example"]["target"].split() == [
         w.replace("en", "fr") for w in reversed(result["example"]["input"].split())]
     monkeypatch.setattr(bottleneck, "run_test", lambda *a: pytest.fail("not read back"))
-    assert bottleneck.cached_test(config) == (cached, result)  # read back, not retrained
+    assert bottleneck.cached_tests({"a": config}) == {"a": (cached, result)}  # read back
     with pytest.raises(ValueError, match="n_per_length"):
         bottleneck.accuracy_by_length(model, config, n_per_length=0)

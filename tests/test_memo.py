@@ -102,3 +102,95 @@ def test_bad_input_is_named(call, words, cache):
         call()
     assert words in str(error.value)
     assert not list(cache.rglob("*.json"))
+
+
+# --- cached_all: several settings, the missing ones side by side --------------------------------
+
+
+def _seeded_training(label):
+    """A seeded, one-thread computation whose numbers would differ on another thread count or
+    seed: what the chapters run in their workers."""
+    import os
+
+    import torch
+
+    torch.manual_seed(label)
+    layer = torch.nn.GRU(8, 16, batch_first=True)
+    opt = torch.optim.Adam(layer.parameters(), lr=1e-2)
+    x = torch.randn(4, 7, 8)
+    for _ in range(5):
+        loss = layer(x)[0].pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"loss": loss.item(), "weight": layer.weight_hh_l0[0, :4].tolist(),
+            "pid": os.getpid(), "threads": torch.get_num_threads()}
+
+
+def test_cached_all_runs_the_missing_side_by_side_with_the_same_numbers(cache):
+    import os
+
+    import torch
+
+    keys = {0: {"seed": 0}, 1: {"seed": 1}, 2: {"seed": 2}}
+    together = memo.cached_all("gru", keys, _seeded_training, workers=2)
+    assert list(together) == [0, 1, 2]
+    pids = {r["pid"] for r in together.values()}
+    assert os.getpid() not in pids and len(pids) == 3  # each in a process of its own
+    assert all(r["threads"] == 1 for r in together.values())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:  # the oracle: the same computation alone, in this process, on one thread
+        alone = {label: _seeded_training(label) for label in keys}
+    finally:
+        torch.set_num_threads(threads)
+    for label in keys:
+        assert together[label]["loss"] == alone[label]["loss"]  # bit for bit
+        assert together[label]["weight"] == alone[label]["weight"]
+    assert together[0]["loss"] != together[1]["loss"]  # the seeds matter: not a constant
+    # stored like `cached` stores them: the single-setting function reads them back
+    assert memo.cached("gru", {"seed": 1}, lambda: pytest.fail("recomputed")) == together[1]
+
+
+def test_cached_all_computes_only_what_is_missing(cache):
+    memo.cached("run", {"r": 1}, lambda: {"r": 1, "from": "before"})
+    calls = []
+
+    def compute(label):
+        calls.append(label)
+        return {"r": label, "from": "now"}
+    out = memo.cached_all("run", {1: {"r": 1}, 2: {"r": 2}}, compute, workers=1)
+    assert out == {1: {"r": 1, "from": "before"}, 2: {"r": 2, "from": "now"}}
+    assert calls == [2]
+
+
+def _fails(label):
+    if label == "bad":
+        raise ValueError("the learning rate is negative")
+    return {"ok": label}
+
+
+def _dies(label):
+    import os
+
+    if label == "killed":
+        os._exit(3)
+    return {"ok": label}
+
+
+@pytest.mark.parametrize("compute, label, words", [
+    (_fails, "bad", "ValueError: the learning rate is negative"),
+    (_dies, "killed", "exit code 3"),
+])
+def test_a_failing_worker_is_named_and_nothing_of_it_is_kept(cache, compute, label, words):
+    with pytest.raises(RuntimeError, match=f"'{label}'") as err:
+        memo.cached_all("run", {"fine": {"x": 1}, label: {"x": 2}}, compute, workers=2)
+    assert words in str(err.value)
+    assert [p.name for p in (cache / "results").glob("*.tmp")] == []
+    assert not memo.result_path("run", {"x": 2}).exists()
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
+def test_cached_all_refuses_a_bad_worker_count(cache, workers):
+    with pytest.raises(ValueError, match="workers"):
+        memo.cached_all("run", {1: {"a": 1}, 2: {"a": 2}}, _fails, workers=workers)
