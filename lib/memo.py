@@ -92,15 +92,17 @@ def cached_all(name: str, keys: dict, compute: Callable[[object], object], modul
     """{label: compute(label)'s JSON result} for every `keys[label]`, like `cached` for each.
 
     The labels whose results are not on disk are computed side by side, each in its own
-    process with one thread, at most `workers` at a time (default: the machine's cores);
-    where processes cannot be forked (Windows, macOS) or one worker is asked for, one after
-    another in this process.
+    process with one thread, at most `workers` at a time. By default all of them at once
+    when the machine has more than one core: a page has two or three, and three one-thread
+    runs on two cores finish sooner together than two and then one. Where processes cannot
+    be forked (Windows, macOS), on one core, or with `workers=1`, one after another in this
+    process.
     """
     paths = {label: result_path(name, key, modules) for label, key in keys.items()}
     fresh = not os.environ.get("SEQ2SEQ_RECOMPUTE")
     missing = [label for label, path in paths.items() if not (fresh and path.is_file())]
     if workers is None:
-        workers = os.cpu_count() or 1
+        workers = max(1, len(missing)) if (os.cpu_count() or 1) > 1 else 1
     texts = _side_by_side(name, missing, compute, workers)
     for label, text in zip(missing, texts):
         _store(paths[label], text)
@@ -151,7 +153,7 @@ def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
 def _worker(compute, label, send) -> None:
     import torch
 
-    torch.set_num_threads(1)  # one core per worker: workers share the machine
+    torch.set_num_threads(1)  # one thread per worker: workers share the machine
     try:
         send.send((True, _json(compute(label))))
     except BaseException:  # reported by the parent, which raises
