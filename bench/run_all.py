@@ -88,8 +88,12 @@ def main() -> None:
     import torch
 
     setup = ensure_venv(log=lambda m: print(m, file=sys.stderr))
+    from lib import reference
+
+    key = reference.reference_key()  # the report names it; tests fail when it goes stale
     results: dict = {"machine": machine(torch.get_num_threads()),
-                     "versions": setup["versions"], "install": setup["install"]}
+                     "versions": setup["versions"], "install": setup["install"],
+                     "reference": {"key": key}}
 
     # 1. throughput, alternating
     ours, joey = [], []
@@ -98,8 +102,6 @@ def main() -> None:
         joey.append(run_json([py, BENCH / "joeynmt_compare.py", "throughput", "--steps", steps,
                               "--warmup", warmup], json_arg=False))
     med = lambda runs, k: statistics.median(r[k] for r in runs)  # noqa: E731
-    from lib import reference
-
     results["throughput"] = {
         "ours": [r["tokens_per_s"] for r in ours], "joeynmt": [r["tokens_per_s"] for r in joey],
         "ours_median": med(ours, "tokens_per_s"), "joeynmt_median": med(joey, "tokens_per_s"),
@@ -169,6 +171,9 @@ def main() -> None:
             book["warm"] = {"skipped": book["warm_missing"]}
         results["book"] = book
 
+    if reference.reference_key() != key:  # lib, the data or the settings changed mid-run
+        raise SystemExit(f"the reference key changed during the run ({key} -> "
+                         f"{reference.reference_key()}): its figures mix two models; run again")
     results["machine"]["load_end"] = os.getloadavg()[0]
     results["commands"] = COMMANDS
     results_file = OUT / "results.json"

@@ -291,7 +291,12 @@ def main(argv=None) -> None:
                         help="make sure the model is cached: the cache, else the published "
                              "checkpoint, else training; skip the beam evaluation")
     parser.add_argument("--device", default=None)
+    parser.add_argument("--key", action="store_true",
+                        help="print the current cache key (reference_key()) and stop")
     args = parser.parse_args(argv)
+    if args.key:
+        print(reference_key())
+        return
     path = cache_path()
     if args.ensure and not args.train:
         model = pretrained(device=args.device)

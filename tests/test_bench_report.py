@@ -29,6 +29,7 @@ RESULTS = {
                 "load_start": 0.5, "load_end": 0.75},
     "versions": {"joeynmt": "2.3.0", "torchmetrics": "1.9.0"},
     "install": "torch first, then joeynmt",
+    "reference": {"key": "0123456789abcdef"},
     "commands": ["python bench/training.py --steps 60"],
     "run": {"date": "2030-01-02 03:04", "quick": False, "results_file": "r.json", "note": "n"},
     "joeynmt_notes": "Luong attention.",
@@ -63,11 +64,22 @@ def test_every_figure_is_rendered():
     for text in ("Test CPU 9000", "4,360", "1,267", "3.44x", "33.7%", "98.7 GFLOP/s",
                  "2.0 min", "not reached in 12 min (best 21.2)", "1,622", "2.11x",
                  "60.3449", "57.7692", "1.89x", "21.0 min", "3.1 min", "150.0",
-                 "12,728,257", "Luong attention.", "python bench/training.py --steps 60"):
+                 "12,728,257", "Luong attention.", "python bench/training.py --steps 60",
+                 report.KEY_LINE.format(key="0123456789abcdef")):
         assert text in md, text
     assert "None" not in md and "nan" not in md
-    assert "**missed**" in md  # the slowest chapter (150 s) misses the 2-minute target
+    assert "**missed**" in md  # the slowest chapter (150 s) misses the 1-minute target
     assert "Short run" not in md
+
+
+def test_learning_per_step_is_compared_at_the_last_shared_check():
+    results = copy.deepcopy(RESULTS)
+    results["time_to_bleu"]["joeynmt"]["evals"] = [
+        {"step": 100, "train_seconds": 150.0, "bleu": 2.5},
+        {"step": 300, "train_seconds": 450.0, "bleu": 9.0}]
+    md = report.render(results)  # step 100 is the only step both checked: 0.61 vs 1.50 s/step
+    assert ("at step 100 (the last check both runs made): ours test BLEU 12.5 after 0.61 s "
+            "per step, JoeyNMT 2.5 after 1.50 s per step (2.5x ours)") in md
 
 
 def test_the_full_softmax_row_appears_with_a_shortlist():
@@ -80,7 +92,8 @@ def test_the_full_softmax_row_appears_with_a_shortlist():
 
 @pytest.mark.parametrize("path", ["throughput.ratio", "machine.cpu", "decoding.ratio_beam5",
                                   "bleu.torchmetrics_plain.torchmetrics_score",
-                                  "book.warm.build_s", "time_to_bleu.ours.best_bleu"])
+                                  "book.warm.build_s", "time_to_bleu.ours.best_bleu",
+                                  "reference.key"])
 def test_a_missing_figure_is_refused(path):
     results = copy.deepcopy(RESULTS)
     node = results
@@ -112,3 +125,19 @@ def test_chapter_log_lines_are_parsed():
     log = ("/x/book/tensors.ipynb: Executed notebook in 12.34 seconds [mystnb]\n"
            "book/bleu: Executed notebook in 5.00 seconds [mystnb]\n")
     assert book.chapter_times(log) == {"/x/book/tensors": 12.34, "book/bleu": 5.0}
+
+
+def test_benchmarks_md_describes_the_current_reference_model():
+    """A report of an older model (other data, settings or training code) fails the suite:
+    regenerate it with `make bench`."""
+    import re
+
+    from lib import reference
+
+    text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text(encoding="utf-8")
+    pattern = re.escape(report.KEY_LINE).replace(re.escape("{key}"), "([0-9a-f]{16})")
+    named = re.findall(pattern, text)
+    assert named, "BENCHMARKS.md names no reference key: regenerate it with `make bench`"
+    assert named == [reference.reference_key()], (
+        f"BENCHMARKS.md describes reference model {named[0]}, the current one is "
+        f"{reference.reference_key()}: regenerate it with `make bench`")
