@@ -127,7 +127,7 @@
   }
 
   /** The tree's SVG: edges, then the boxes, the G marks of greedy's path, the greedy strip. */
-  function tree(data) {
+  function treeSvg(data) {
     var nodes = data.nodes, by = byId(nodes), last = lastStep(nodes), pos = layout(nodes);
     var greedy = data.greedy, onPath = {}, rows = 0, perStep = [];
     pathIds(by, data.winner).forEach(function (id) { onPath[id] = true; });
@@ -224,7 +224,7 @@
       "log P" + pruning + "; a hypothesis that ends with &lt;eos&gt; leaves the beam and is " +
       "scored by log P / L^α (L = its length, α = " + data.alpha + "). Boxes show a token and " +
       "the log P of the hypothesis ending there.</p><div class=\"s2s-bar\">" +
-      controls(lastStep(data.nodes)) + "</div><div>" + legend() + "</div>" + tree(data) +
+      controls(lastStep(data.nodes)) + "</div><div>" + legend() + "</div>" + treeSvg(data) +
       "<div class=\"s2s-readout s2s-beamout\"></div>" + summary(data) + finishedTable(data);
   };
 
