@@ -12,7 +12,8 @@
  *
  * Nothing is fetched from outside the site: the runtime, its wasm, the widgets' scripts and the
  * model are served from ../_static/playground/ (scripts/playground_site.py copies them there),
- * and only this page loads them. window.S2SPlayground exposes the functions, which tests/test_playground.py drives.
+ * and only this page loads them. window.S2SPlayground exposes the functions, which
+ * tests/test_playground.py drives.
  */
 /* global ort, S2S */
 (function () {
@@ -374,7 +375,8 @@
         M[p][k] = c * a - s * b; M[q][k] = s * a + c * b;
       }
     }
-    var total = A.reduce(function (t, row) { return row.reduce(function (u, x) { return u + x * x; }, t); }, 0);
+    var total = 0;  // the sum of squares of A's entries: the scale of "off-diagonal is zero"
+    A.forEach(function (row) { row.forEach(function (x) { total += x * x; }); });
     for (var sweep = 0; sweep < 64; sweep++) {
       var off = 0;
       for (var p = 0; p < n; p++) for (var q = p + 1; q < n; q++) off += A[p][q] * A[p][q];
@@ -390,8 +392,11 @@
         }
       }
     }
-    return A.map(function (row, i) { return i; }).sort(function (a, b) { return A[b][b] - A[a][a]; })
-      .map(function (i) { return {value: A[i][i], vector: V.map(function (row) { return row[i]; })}; });
+    var order = A.map(function (row, i) { return i; });
+    order.sort(function (a, b) { return A[b][b] - A[a][a]; });
+    return order.map(function (i) {
+      return {value: A[i][i], vector: V.map(function (row) { return row[i]; })};
+    });
   }
 
   /** lib.widgets.pca.pca2 projected: points (N arrays of H) -> {xy: N [PC1, PC2], explained}.
@@ -400,7 +405,9 @@
   function pca2(points) {
     var N = points.length, H = points[0].length, mean = new Float64Array(H);
     points.forEach(function (p) { for (var h = 0; h < H; h++) mean[h] += p[h] / N; });
-    var X = points.map(function (p) { return Array.from(p, function (x, h) { return x - mean[h]; }); });
+    var X = points.map(function (p) {
+      return Array.from(p, function (x, h) { return x - mean[h]; });
+    });
     var dot = function (a, b) { return a.reduce(function (s, x, h) { return s + x * b[h]; }, 0); };
     var eig = eigh(X.map(function (a) { return X.map(function (b) { return dot(a, b); }); }));
     var total = eig.reduce(function (s, e) { return s + Math.max(e.value, 0); }, 0);
@@ -422,7 +429,9 @@
     var L = M.L, H = M.H, S = res.source.tokens.length, panels = {}, trajectories = [];
     for (var l = 0; l < L; l++) {
       var enc = [], dec = [];
-      for (var s = 0; s < S; s++) enc.push(res.run.encoder.subarray((l * S + s) * H, (l * S + s + 1) * H));
+      for (var s = 0; s < S; s++) {
+        enc.push(res.run.encoder.subarray((l * S + s) * H, (l * S + s + 1) * H));
+      }
       res.run.states.forEach(function (st) { dec.push(st.subarray(l * H, (l + 1) * H)); });
       panels["enc" + (l + 1)] = panelData(enc);
       panels["dec" + (l + 1)] = panelData(dec);
@@ -482,7 +491,8 @@
     if (res.beam) mount(tree, "beam", beamData(res));
     else {
       tree.textContent = "";
-      el("p", {"class": "s2s-pg-note", text: "Greedy search keeps one hypothesis: choose beam search to see the tree."}, tree);
+      el("p", {"class": "s2s-pg-note", text: "Greedy search keeps one hypothesis: choose beam " +
+        "search to see the tree."}, tree);
     }
   }
 
