@@ -165,8 +165,9 @@ def test_hidden_state_explorer(browser, site, views):  # noqa: F811
         # per layer with a point per step, the tokens under their columns
         enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
         L = enc.size(0)
+        # each token label: its text after its <title> tooltip
         drawn = page.evaluate("""() => [...document.querySelectorAll('.s2s-heat')].map(p => [
-            p.dataset.key, [...p.querySelectorAll('.tok')].map(t => t.textContent)])""")
+            p.dataset.key, [...p.querySelectorAll('.tok')].map(t => t.lastChild.textContent)])""")
         assert drawn == [[f"{m}{layer}", [short(t) for t in (trace.source if m == "enc" else
                                                             trace.output)]]
                          for layer in range(1, L + 1) for m in ("enc", "dec")]
