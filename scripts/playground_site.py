@@ -5,6 +5,10 @@ The Playground page (book/playground.md, which includes web/playground/playgroun
 beside it. This extension copies, at the end of every HTML build:
 
     _static/playground/playground.js, playground.css      web/playground/
+    _static/playground/widgets/                            the static widgets' common, hidden
+                                                           and beam .js and .css
+                                                           (lib/widgets/static/): they draw
+                                                           the page's hidden states and tree
     _static/playground/ort/                                onnxruntime-web's wasm build (npm)
     _static/playground/model/                              `make playground`'s export for the
                                                            current key (lib/playground.py)
@@ -24,6 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web" / "playground"
 PAGE_FILES = ("playground.js", "playground.css")
+WIDGETS = ROOT / "lib" / "widgets" / "static"
+WIDGET_FILES = tuple(f"{name}.{ext}" for name in ("common", "hidden", "beam")
+                     for ext in ("js", "css"))
 ORT = ROOT / "node_modules" / "onnxruntime-web"
 # The wasm-only build of ONNX Runtime Web: its loader, the module it imports and the wasm binary
 # (single-threaded use: the page sets numThreads = 1), and package.json (version, MIT licence).
@@ -42,12 +49,15 @@ def model_dir(exports: Path = EXPORTS) -> Path:
 
 
 def assemble(static: Path, model: Path | None = None) -> list[Path]:
-    """Copy the page's script and style, the runtime and the model into `static`/playground/."""
+    """Copy the page's script and style, the widgets' views, the runtime and the model into
+    `static`/playground/."""
     model = model or model_dir()
     dest = static / "playground"
     copied = []
     for name in PAGE_FILES:
         copied.append(_copy(WEB / name, dest / name))
+    for name in WIDGET_FILES:
+        copied.append(_copy(WIDGETS / name, dest / "widgets" / name))
     for rel in ORT_FILES:
         copied.append(_copy(ORT / rel, dest / "ort" / Path(rel).name))
     shutil.rmtree(dest / "model", ignore_errors=True)

@@ -67,6 +67,14 @@ def test_each_view_names_files_that_define_it(view):
         assert (STATIC / f"{name}.css").is_file()
 
 
+@pytest.mark.parametrize("view", [HiddenView, BeamView], ids=lambda v: v.__name__)
+def test_views_drawn_by_javascript_define_their_drawing(view):
+    """render.py's docstring names them: S2S.draw.<name> draws, the Playground calls it too."""
+    source = (STATIC / f"{view.kind}.js").read_text(encoding="utf-8")
+    assert f"S2S.draw.{view.kind} = function (data)" in source
+    assert f"S2S.draw.{view.kind}" in render.__doc__
+
+
 def test_static_files_are_package_data():
     """pyproject.toml ships static/*.js and *.css: nothing else may live there."""
     assert {p.suffix for p in STATIC.iterdir()} <= {".js", ".css"}

@@ -350,9 +350,25 @@ def test_offline_after_load_with_screenshots(pg, page_model, export_dir):
                 torch.tensor([[SOS] + out[:-1]]), *page_model.encode(src, lengths)[1:])[0], -1)
         want = want[0, torch.arange(len(out)), out].exp()  # P of each written token
         assert [float(p) for p in probs] == pytest.approx(want.tolist(), abs=1e-3)
-        assert page.locator(".s2s-pg-heat canvas").count() == 2 * page_model.config.num_layers
-        assert page.locator(".s2s-pg-traj circle").count() > 0
-        assert page.locator(".s2s-pg-tree .node.win").count() > 0
+        # the static widgets' views, drawn by their scripts (S2S.draw): every layer's heatmaps
+        # and trajectory, and the tree with the winner's path
+        L, S, T = page_model.config.num_layers, len(tokenize(sentence)), len(out)
+        hidden = page.locator(".s2s-pg-hidden .s2sw-hidden.js")
+        assert hidden.locator(".s2s-heat image").count() == 2 * L
+        assert hidden.locator(".s2s-traj .pt").count() == L * (S + T)
+        assert displayed(page, ".s2s-pg-hidden .s2s-heat") == 1  # the last layer's encoder
+        hidden.locator('[data-group="mode"] [data-value="dec"]').click()
+        assert hidden.locator(".s2s-heat:not([hidden])").get_attribute("data-key") == f"dec{L}"
+        set_range(page, '.s2s-pg-hidden [data-slider="t"]', 2)
+        assert displayed(page, ".s2s-pg-hidden .s2s-traj:not([hidden]) .pt") == 2
+        set_range(page, '.s2s-pg-hidden [data-slider="t"]', S + T)  # back to the whole run
+        assert hidden.locator('[data-save="html"]').count() == 0  # no fragment to save here
+        tree = page.locator(".s2s-pg-tree .s2sw-beam.js .s2s-tree")
+        assert tree.locator(".node.win").count() == len(out) + 1  # <sos> to <eos>
+        set_range(page, '.s2s-pg-tree [data-slider="step"]', 1)
+        assert page.locator(".s2s-pg-tree .s2s-beamout").inner_text().startswith("Step 1:")
+        last = '.s2s-pg-tree [data-slider="step"]'
+        set_range(page, last, int(page.get_attribute(last, "max")))
         bleu = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))["bleu"]
         assert f"beam 5: {bleu['int8_beam5']} with these weights, {bleu['float32_beam5']} in " \
             "full precision" in page.locator(".s2s-pg-model").inner_text()
@@ -368,6 +384,98 @@ def test_offline_after_load_with_screenshots(pg, page_model, export_dir):
         context.set_offline(False)
         page.unroute("**/*", block)
     assert not blocked, f"the page fetched after it had loaded: {blocked}"
+    assert not problems["console"], problems
+
+
+def displayed(page, selector: str) -> int:
+    """How many elements matching `selector` are displayed."""
+    return page.evaluate(
+        "s => [...document.querySelectorAll(s)].filter(e => e.getClientRects().length).length",
+        selector)
+
+
+def set_range(page, selector: str, value: int) -> None:
+    page.locator(selector).evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }",
+        value)
+
+
+# The drawn structure of a beam view and of a hidden-state view inside `root`.
+TREE = """(root) => ({
+  nodes: [...root.querySelectorAll('.s2s-tree .node')].map(g => [g.getAttribute('class'),
+    g.getAttribute('data-step'), g.getAttribute('transform'), g.querySelector('text').textContent,
+    Number(g.querySelector('.sc').textContent.replace('\u2212', '-'))]),
+  greedy: [...root.querySelectorAll('.s2s-tree .gnode')].map(g => [g.getAttribute('transform'),
+    g.querySelector('text').textContent]),
+  edges: [...root.querySelectorAll('.s2s-tree path')].map(p => [p.getAttribute('class'),
+    p.getAttribute('data-step')]),
+  marks: root.querySelectorAll('.s2s-tree .gb').length,
+  finished: [...root.querySelectorAll('tr[data-step]')].map(r => [r.className,
+    r.cells[0].textContent, r.cells[1].textContent]),
+  controls: [...root.querySelectorAll('[data-slider], [data-toggle], [data-group] button')]
+    .map(e => e.outerHTML),
+  box: root.querySelector('.s2s-tree').getAttribute('viewBox'),
+})"""
+HIDDEN = """(root) => ({
+  heat: [...root.querySelectorAll('.s2s-heat')].map(p => [p.dataset.key, p.dataset.cw,
+    p.dataset.ch, p.querySelector('svg').getAttribute('viewBox'), p.querySelector('p').textContent,
+    [...p.querySelectorAll('.tok')].map(t => t.getAttribute('class') + ' ' + t.textContent)]),
+  points: [...root.querySelectorAll('.s2s-traj')].map(p => p.querySelectorAll('.pt').length),
+  controls: [...root.querySelectorAll('[data-group] button, [data-slider]')].map(e => e.outerHTML),
+  head: [...root.querySelectorAll('.s2s-head h4, .s2s-head + .s2s-sub')].map(e => e.textContent),
+})"""
+
+
+def _static_view(page, view) -> str:
+    """Insert a static view's fragment (Python's to_html) into the page, as a notebook output
+    arrives; returns the selector of its started view."""
+    page.evaluate("""(html) => { const div = document.createElement('div');
+        div.id = 'static-view'; div.innerHTML = html; document.body.appendChild(div); }""",
+                  view.to_html())
+    page.wait_for_selector("#static-view .s2sw[data-ready]")
+    return "#static-view .s2sw"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_views_are_the_static_widgets_views(pg, page_model):
+    """The page's beam tree and hidden-state view have the structure of the static views
+    (lib.widgets.BeamView, HiddenView) drawn from Python's data for the same sentence and
+    settings: the same drawing functions, fed the same numbers (computed here in JavaScript)."""
+    from lib.widgets import BeamView, HiddenView, capture_beam, capture_hidden
+
+    page, _, problems = pg
+    sentence = "Tom is afraid of the dark, isn't he?"
+    try:
+        assert _translate(page, sentence, alpha="0", margin="1.5") == "done"
+        ours = page.evaluate(TREE, page.query_selector(".s2s-pg-tree .s2sw"))
+        static = _static_view(page, BeamView(capture_beam(page_model, sentence, 5, alpha=0.0)))
+        theirs = page.evaluate(TREE, page.query_selector(static))
+        assert len(ours["nodes"]) == len(theirs["nodes"]) > 10
+        for a, b in zip(ours["nodes"], theirs["nodes"]):  # class, step, place, token, log P
+            assert a[:4] == b[:4] and a[4] == pytest.approx(b[4], abs=0.011)
+        assert {k: v for k, v in ours.items() if k != "nodes"} == \
+            {k: v for k, v in theirs.items() if k != "nodes"}
+        page.evaluate("document.getElementById('static-view').remove()")
+
+        assert _translate(page, sentence, search="greedy") == "done"
+        ours = page.evaluate(HIDDEN, page.query_selector(".s2s-pg-hidden .s2sw"))
+        view = HiddenView(capture_hidden(page_model, sentence))
+        theirs = page.evaluate(HIDDEN, page.query_selector(_static_view(page, view)))
+        assert ours == theirs and len(ours["heat"]) == 2 * page_model.config.num_layers
+        # the numbers behind the pictures: units shown and the PCA (lib.widgets.hidden)
+        data = page.evaluate("""async (s) => { const P = window.S2SPlayground;
+            return P.hiddenData(await P.translate(s, {search: 'greedy'})); }""", sentence)
+        for key, panel in view.data["panels"].items():
+            same = set(panel["units"]) & set(data["panels"][key]["units"])
+            assert len(same) >= len(panel["units"]) - 2, key  # near-ties may swap at the edge
+        for mine, lib_ in zip(data["trajectories"], view.data["trajectories"]):
+            xy = np.array(lib_["xy"])
+            np.testing.assert_allclose(mine["xy"], xy, atol=2e-3 * np.abs(xy).max())
+            np.testing.assert_allclose(mine["explained"], lib_["explained"], atol=1e-3)
+    finally:
+        page.evaluate("() => { const v = document.getElementById('static-view'); "
+                      "if (v) v.remove(); }")
     assert not problems["console"], problems
 
 

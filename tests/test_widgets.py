@@ -3,6 +3,7 @@ controls redraw (fast; a tiny random model on a hand-written vocabulary, no corp
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -37,7 +38,6 @@ from lib.widgets import (
     live_hidden,
     live_stepper,
 )
-from lib.widgets.render import fmt
 from lib.widgets.trace import BeamCapture, HiddenTrace, StepTrace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +100,10 @@ FORBIDDEN = re.compile(r"https?://|//cdn|\brequire(js)?\b|<link|@import|<script[
                        r"\burl\(|<iframe|<img[^>]*\ssrc=[\"']?(?!data:)", re.I)
 
 
+def refuse(constant: str):
+    raise ValueError(f"{constant} is not JSON")
+
+
 @pytest.mark.parametrize("name", ["hidden", "map", "beam", "stepper", "bleu", "bleu-corpus"])
 def test_views_are_self_contained(views, name, tmp_path):
     view = views[name]
@@ -116,21 +120,29 @@ def test_views_are_self_contained(views, name, tmp_path):
     assert len(fragment.encode()) < 300_000
     # the embedded data is valid JSON, and the fragment ids are fresh at every render
     data = re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', fragment, re.S)
-    json.loads(data.group(1))
+    json.loads(data.group(1), parse_constant=refuse)  # JSON.parse reads no NaN or Infinity
     ids = set(re.findall(r'id="(s2s-[^"]+)"', fragment))
     assert ids and not ids & set(re.findall(r'id="(s2s-[^"]+)"', view.to_html()))
     path = view.save_html(tmp_path / "sub" / f"{name}.html")
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_static_fallback_is_the_drawn_view(views):
-    """With JavaScript off the page still shows the drawing and the numbers."""
+def markup(view) -> str:
+    """The view's own markup in its fragment: after its style, before its data and script."""
+    return view.to_html().split("</style>", 1)[1].split("<script", 1)[0]
+
+
+def test_without_javascript_each_view_shows_its_result(views):
+    """Python-drawn views are the drawing itself; a JS-drawn view (render.py's docstring) says
+    its result in its <noscript> text, and carries no markup of its own drawing."""
     beam = views["beam"]
-    html = beam.to_html()
-    assert html.count('class="node ') == len(beam.trace.trace["nodes"])
-    assert "★ winner" in html and "<svg" in html
-    hidden = views["hidden"].to_html()
-    assert hidden.count("data:image/png;base64,") == 2 * 2  # encoder + decoder, 2 layers
+    html = markup(beam)
+    assert 'class="node' not in html and "<svg" not in html  # drawn by static/beam.js
+    noscript = re.search(r"<noscript>(.*?)</noscript>", html, re.S).group(1)
+    assert f"«{beam.trace.translation}»".replace("'", "&#x27;") in noscript
+    hidden = markup(views["hidden"])
+    assert "s2s-heat" not in hidden and "data:image/png" not in hidden
+    assert hidden.count('class="mp"') == len(SENTENCES)  # the context map is drawn in Python
     assert f"<b>{views['bleu'].trace.result['score']:.2f}</b>" in views["bleu"].to_html()
 
 
@@ -234,19 +246,70 @@ def test_beam_winner_is_what_translate_returns(model, beam_size, alpha):
         assert sum(cap.greedy_logp) == pytest.approx(float(raw), abs=1e-4)
 
 
-def test_beam_view_shows_winner_greedy_and_scores(model):
+def test_beam_view_data_is_the_search(model):
+    """What static/beam.js draws from: the trace's nodes as the search left them, the winner,
+    and greedy's path with its running log P and length-normalised score."""
     view = beam_explorer(model, "She is reading a book.", beam_size=3, alpha=0.6)
-    html, cap = view.to_html(), view.trace
-    nodes = cap.trace["nodes"]
-    winner = next(n for n in nodes if n["id"] == cap.trace["winner"])
-    assert f"«{cap.translation}»".replace("'", "&#x27;") in html
-    assert html.count('class="node ') == len(nodes)
-    for status in ("kept", "pruned", "finished"):
-        count = sum(n["status"] == status and n["parent"] is not None for n in nodes)
-        assert count == html.count(f'class="node {status}')
-    assert f'data-norm="{fmt(winner["score"])}">{fmt(winner["raw"])}</text>' in html
-    assert html.count('class="gnode"') == len(cap.greedy)
-    assert len(view.data["captions"]) == 1 + max(n["step"] for n in nodes)
+    data, cap = view.data, view.trace
+    trace = cap.beam_trace()
+    assert data["nodes"] == cap.trace["nodes"] and data["winner"] == trace.winner
+    assert (data["beam_size"], data["alpha"], data["margin"]) == (3, 0.6, search.DEFAULT_MARGIN)
+    statuses = {n["status"] for n in data["nodes"] if n["parent"] is not None}
+    assert statuses == {"kept", "pruned", "finished"}
+    winner = trace.node(trace.winner)
+    assert winner.status == "finished"
+    assert model.tgt_vocab.decode(trace.path(winner.id)) == tokenize(data["translation"])
+    assert data["translation"] == model.translate(["She is reading a book."], beam_size=3,
+                                                  alpha=0.6)[0]
+    for node in data["nodes"]:  # every score is its log P normalised at its own length
+        if node["step"]:
+            assert node["score"] == pytest.approx(node["raw"] / node["step"] ** 0.6, rel=1e-5)
+    greedy = data["greedy"]
+    assert [g["text"] for g in greedy] == cap.greedy
+    running = torch.tensor(cap.greedy_logp, dtype=torch.float64).cumsum(0)
+    assert [g["raw"] for g in greedy] == pytest.approx(running.tolist())
+    assert [g["score"] for g in greedy] == pytest.approx(
+        [r / (i + 1) ** 0.6 for i, r in enumerate(running.tolist())])
+    assert greedy[-1]["score"] == pytest.approx(cap.greedy_score)
+    assert data["greedy_translation"] == model.translate(["She is reading a book."])[0]
+
+
+def test_hidden_view_data_is_the_states(model):
+    """What static/hidden.js draws from: per layer and side the most varying units, sorted by
+    their last value, with their values; each layer's PCA trajectory with its sign convention."""
+    view = hidden_state_explorer(model, "I am cold, zorglub.", units=10)
+    data, trace = view.data, view.trace
+    enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
+    L, S, H = enc.shape
+    T = dec.size(1)
+    assert (data["L"], data["S"], data["T"], data["H"]) == (L, S, T, H)
+    assert data["source"] == tokenize("I am cold, zorglub.") == trace.source
+    assert data["unknown"] == [w not in model.src_vocab.stoi for w in data["source"]]
+    assert data["output"] == trace.output and data["translation"] == trace.translation
+    assert (data["mode"], data["layer"]) == ("enc", L)
+    for layer in range(1, L + 1):
+        for mode, states in (("enc", enc[layer - 1]), ("dec", dec[layer - 1])):
+            panel = data["panels"][f"{mode}{layer}"]
+            spread = states.var(0, unbiased=False)  # (H,)
+            top = sorted(range(H), key=lambda h: -float(spread[h]))[:10]
+            assert sorted(panel["units"]) == sorted(top)
+            last = [float(states[-1, u]) for u in panel["units"]]
+            assert last == sorted(last, reverse=True)
+            vals = torch.frombuffer(bytearray(base64.b64decode(panel["vals"])), dtype=torch.int8)
+            shown = vals.reshape(len(states), 10).float() / 127  # (time, unit) time-major
+            torch.testing.assert_close(shown, states[:, panel["units"]], atol=0.5 / 127, rtol=0)
+        points = torch.cat([enc[layer - 1], dec[layer - 1]]).double()  # (S + T, H)
+        centred = points - points.mean(0)
+        _, sv, vh = torch.linalg.svd(centred, full_matrices=False)
+        comps = vh[:2] * torch.where(vh[:2].gather(1, vh[:2].abs().argmax(1, keepdim=True)) < 0,
+                                     -1.0, 1.0)  # the largest loading of a direction is positive
+        trajectory = data["trajectories"][layer - 1]
+        torch.testing.assert_close(torch.tensor(trajectory["xy"], dtype=torch.float64),
+                                   centred @ comps.T, rtol=1e-3, atol=1e-4)
+        assert trajectory["explained"] == pytest.approx((sv[:2] ** 2 / (sv ** 2).sum()).tolist(),
+                                                        rel=1e-3)
+    with pytest.raises(ValueError, match="mode"):
+        hidden_state_explorer(model, "I am cold.", mode="both")
 
 
 def test_beam_explorer_draws_the_chapters_toy_tables():
@@ -359,8 +422,14 @@ def test_views_draw_from_the_trace_alone(model):
     lambda m: bleu_explorer("", ["Le chat."]),
 ])
 def test_small_cases_draw(make):
-    html = make(make_model(layers=1).eval()).to_html()
-    assert "<svg" in html or "s2s-bleu" in html or "s2s-step" in html
+    view = make(make_model(layers=1).eval())
+    html = view.to_html()
+    assert "<svg" in html or "s2s-bleu" in html or "s2s-step" in html or \
+        view.kind in ("hidden", "beam")  # drawn by JavaScript: tests/test_widgets_browser.py
+    if view.kind == "hidden":
+        assert len(view.data["trajectories"][0]["xy"]) == view.data["S"] + view.data["T"]
+    if view.kind == "beam":
+        assert view.data["nodes"][0]["parent"] is None and view.data["greedy"]
 
 
 def test_bad_arguments_are_refused_with_clear_errors(model):

@@ -26,6 +26,7 @@ from lib.widgets import (
     decoder_stepper,
     hidden_state_explorer,
 )
+from lib.widgets.render import short
 
 pytestmark = pytest.mark.browser
 
@@ -106,6 +107,47 @@ def fits(page) -> None:
     assert overflow <= 1, f"the view overflows its box by {overflow}px"
 
 
+# The diverging scale of static/hidden.js (ColorBrewer RdBu), for states in (-1, 1).
+RDBU = [(33, 102, 172), (103, 169, 207), (247, 247, 247), (239, 138, 98), (178, 24, 43)]
+
+
+def diverging(v: float) -> tuple[int, ...]:
+    pos = (max(-1.0, min(1.0, v)) + 1) / 2 * (len(RDBU) - 1)
+    lo = min(int(pos), len(RDBU) - 2)
+    f = pos - lo
+    return tuple(round(a * (1 - f) + b * f) for a, b in zip(RDBU[lo], RDBU[lo + 1]))
+
+
+def heat_pixels(page, selector: str) -> list[list[list[int]]]:
+    """The RGB pixels (rows x columns) of a heatmap's image, as the browser decodes it."""
+    return page.locator(selector).evaluate("""async (image) => {
+        const img = new Image();
+        img.src = image.getAttribute('href');
+        await img.decode();
+        const c = document.createElement('canvas');
+        c.width = img.width; c.height = img.height;
+        const ctx = c.getContext('2d');
+        ctx.drawImage(img, 0, 0);
+        const d = ctx.getImageData(0, 0, c.width, c.height).data, rows = [];
+        for (let y = 0; y < c.height; y++) {
+            const row = [];
+            for (let x = 0; x < c.width; x++) {
+                const o = (y * c.width + x) * 4;
+                row.push([d[o], d[o + 1], d[o + 2]]);
+            }
+            rows.push(row);
+        }
+        return rows; }""")
+
+
+def _path(trace, node_id: int) -> list[int]:
+    ids = []
+    while node_id is not None:
+        ids.append(node_id)
+        node_id = trace.node(node_id).parent
+    return ids[::-1]
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -119,6 +161,27 @@ def test_hidden_state_explorer(browser, site, views):  # noqa: F811
         shoot(page, "hidden")
         trace = views["hidden"].trace
         S, T = len(trace.source), len(trace.output)
+        # drawn by static/hidden.js from the data: a heatmap per layer and side, a trajectory
+        # per layer with a point per step, the tokens under their columns
+        enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
+        L = enc.size(0)
+        # each token label: its text after its <title> tooltip
+        drawn = page.evaluate("""() => [...document.querySelectorAll('.s2s-heat')].map(p => [
+            p.dataset.key, [...p.querySelectorAll('.tok')].map(t => t.lastChild.textContent)])""")
+        assert drawn == [[f"{m}{layer}", [short(t) for t in (trace.source if m == "enc" else
+                                                            trace.output)]]
+                         for layer in range(1, L + 1) for m in ("enc", "dec")]
+        assert page.locator(".s2s-traj").count() == L
+        assert page.locator(".s2s-traj .pt").count() == L * (S + T)
+        assert page.locator(".s2s-heat .tok.unk").count() == 2 * sum(trace.unknown)  # 2 layers
+        # the heatmap's pixels are the states' values on the diverging scale
+        panel = views["hidden"].data["panels"]["enc2"]
+        pixels = heat_pixels(page, '.s2s-heat[data-key="enc2"] image')
+        assert (len(pixels), len(pixels[0])) == (len(panel["units"]), S)  # units x time
+        for row, unit in enumerate(panel["units"][:8]):
+            for col in range(S):
+                want = diverging(float(enc[1, col, unit]))
+                assert all(abs(a - b) <= 3 for a, b in zip(pixels[row][col], want)), (row, col)
         # the time slider draws the trajectory up to step t and marks column t of the heatmap
         set_range(page, '[data-slider="t"]', 2)
         assert shown(page, ".s2s-traj:not([hidden]) .pt") == 2
@@ -157,7 +220,8 @@ def test_hidden_state_explorer(browser, site, views):  # noqa: F811
 
 def test_beam_explorer(browser, site, views):  # noqa: F811
     page, context, problems = visit(browser, site + "beam.html")
-    nodes = views["beam"].trace.trace["nodes"]
+    cap = views["beam"].trace
+    nodes = cap.trace["nodes"]
     last = max(n["step"] for n in nodes)
     try:
         page.set_viewport_size({"width": WIDTH, "height": 900})
@@ -165,6 +229,25 @@ def test_beam_explorer(browser, site, views):  # noqa: F811
         fits(page)
         shoot(page, "beam")
         assert shown(page, ".s2s-tree .node") == len(nodes)
+        # drawn by static/beam.js from the trace: a box per node in its step's column, with its
+        # status; the winner's path; greedy's strip; the finished table
+        boxes = page.evaluate("""() => [...document.querySelectorAll('.s2s-tree .node')].map(g =>
+            [g.getAttribute('class'), +g.dataset.step, g.transform.baseVal[0].matrix.e,
+             g.querySelector('text').textContent])""")
+        trace = cap.beam_trace()
+        path = _path(trace, trace.winner)
+        for box, node in zip(boxes, nodes):
+            status = "root" if node["parent"] is None else node["status"]
+            assert box[0].split()[:2] == ["node", status] and box[1] == node["step"]
+            assert box[2] == 8 + 86 * node["step"]  # beam.js's ML + step * DX
+            assert box[3] == short(node["text"], 10)  # beam.js's BOX_CHARS
+        win = [b for b in boxes if "win" in b[0].split()]
+        assert [b[1] for b in win] == list(range(len(path)))  # <sos> to the winner's <eos>
+        assert page.locator(".s2s-tree .gnode").count() == len(cap.greedy)
+        finished = sum(n["status"] == "finished" for n in nodes)
+        assert page.locator("tr[data-step]").count() == finished
+        assert page.locator("tr.win td").first.inner_text() == " ".join(
+            trace.node(i).text for i in path[1:])
         # the step slider shows the tree up to step t
         set_range(page, '[data-slider="step"]', 1)
         assert shown(page, ".s2s-tree .node") == 1 + sum(n["step"] == 1 for n in nodes)
@@ -236,6 +319,13 @@ def test_views_save_themselves(browser, site, name):  # noqa: F811
         saved = open(info.value.path(), encoding="utf-8").read()
         assert saved.startswith("<!DOCTYPE html>") and 'class="s2sw' in saved
         assert "http://" not in saved and "https://" not in saved
+        # the saved page carries the data and scripts: it draws the view again, on its own
+        again = context.new_page()
+        again.set_content(saved)
+        drawn = ".s2s-heat image" if name == "hidden" else ".s2s-tree .node"
+        assert again.locator(".s2sw.js").count() == 1
+        assert again.locator(drawn).count() == page.locator(drawn).count() > 0
+        again.close()
         with page.expect_download() as info:
             page.click('[data-save="png"]')
         png = open(info.value.path(), "rb").read()
@@ -251,10 +341,12 @@ def test_views_make_sense_without_javascript(browser, site, views, name):  # noq
     try:
         assert page.locator(".s2sw.js").count() == 0
         assert shown(page, ".s2s-js") == 0, "controls that need JavaScript are hidden"
-        if name == "beam":
-            assert shown(page, ".s2s-tree .node") == len(views["beam"].trace.trace["nodes"])
-        if name == "hidden":
-            assert shown(page, ".s2s-heat") == 4 and shown(page, ".s2s-heat image") == 4
+        if name == "beam":  # drawn by JavaScript: its result in words
+            assert shown(page, ".s2s-tree") == 0
+            assert f"«{views['beam'].trace.translation}»" in page.inner_text("body")
+        if name == "hidden":  # drawn by JavaScript, but for the context map (drawn in Python)
+            assert shown(page, ".s2s-heat") == 0
+            assert shown(page, ".s2s-map .mp") == len(views["hidden"].data["map"])
         if name == "stepper":
             assert shown(page, ".s2s-step") == len(views["stepper"].trace.steps)
         assert "JavaScript is off" in page.inner_text("body")

@@ -1,44 +1,53 @@
 """Self-contained HTML for the widgets: one fragment = style + markup + data + script.
 
-Every view is drawn in Python as plain HTML and SVG, so it already makes sense with JavaScript
-off (the static fallback is the view itself); a small script then adds the interaction
-(sliders, toggles, hover, "save"). Nothing is loaded from anywhere: no CDN, no require.js, no
-URL at all. Each fragment carries its own `<style>` and `<script>` and fresh element ids,
+Each fragment carries its own `<style>` and `<script>`, its data as JSON and fresh element ids,
 because Colab renders every output in its own frame and a notebook may show a view twice.
+Nothing is loaded from anywhere: no CDN, no require.js, no URL at all.
+
+Who draws what. Python computes every view's numbers (tokens, states, unit selection, PCA
+coordinates, the search's nodes and scores) and puts them in `data`. The views the Playground
+page also shows are drawn by JavaScript from that data alone, so both use one drawing function:
+
+    hidden (HiddenView)   static/hidden.js, S2S.draw.hidden: heatmaps, trajectories, controls;
+                          the context map inside it is drawn here (hidden.map_panel)
+    beam (BeamView)       static/beam.js, S2S.draw.beam: the tree, captions, summary, table
+
+The others are drawn here as HTML and SVG (`View.body`), and their script only adds the
+interaction: the context map (ContextMapView, map.js), the decoder stepper (stepper.js) and the
+BLEU explorer (bleu.js). Without JavaScript a JS-drawn view shows a short <noscript> text in
+its place (its sentence and result, and that JavaScript draws it): the website, Colab and
+Jupyter all run JavaScript, and a saved view is a page that runs its own scripts.
 
 The JavaScript and CSS are real files in lib/widgets/static/ (package data, linted by ESLint:
 `make lint`, tests/test_javascript.py), inlined into each fragment by `View.to_html`:
 
-    common.css, common.js   shared by every view: colours, the toolkit `S2S.kit(root)`, the
-                            save buttons, `S2S.start(uid, names)` (starts a rendered fragment)
-    <name>.js               one view's interaction: `S2S.views.<name> = function (root, data,
-                            kit)`; root is the view's element (class "s2sw"), data its JSON
+    common.css, common.js   shared by every view: colours, the markup helpers of the JS-drawn
+                            views, the toolkit `S2S.kit(root)`, the save buttons,
+                            `S2S.mount(root, names, data)` (draw, then wire) and
+                            `S2S.start(uid, names)` (mounts a rendered fragment)
+    <name>.js               one view: `S2S.draw.<name> = function (data)` (its markup, for a
+                            JS-drawn view) and `S2S.views.<name> = function (root, data, kit)`
+                            (its interaction); root is the view's element (class "s2sw")
     <name>.css              that view's style
     activate.js             the fragment's <style onload> handler (runs a script inserted as
                             inert markup, e.g. by an ipywidgets HTML widget)
 
-A page that is not a notebook output (a website page with its own script) loads them like this:
-put the CSS files in a <style> or <link>, the view's markup (`View.body`) in an element with
-class "s2sw", then load common.js and the view's files with <script> tags and call
-`S2S.views.<name>(element, data, S2S.kit(element))`. The files are plain ES5 scripts with no
-build step and no templating: all a view's numbers reach it as `data` or in its markup. The
-markup itself is drawn here, in Python (each view's module); a page with no Python behind it
-reuses a view's script only with markup of the same classes and data attributes.
+A page that is not a notebook output loads them like this (the Playground does,
+scripts/playground_site.py copies the files): the CSS files in a <link> or <style>, common.js
+and the view's files with <script> tags, then `S2S.mount(element, [name], data)` on an element
+with classes "s2sw s2sw-<name>". The files are plain ES5 scripts with no build step and no
+templating: all a view's numbers reach it as `data`. "Save HTML" saves the fragment as it was
+before its script ran (style, data, scripts), so the saved page draws the view again.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import html
 import json
-import struct
 import uuid
-import zlib
 from importlib import resources
 from pathlib import Path
-
-import torch
 
 # ---------------------------------------------------------------------------------------------
 # Small text helpers
@@ -78,47 +87,9 @@ def script_json(data) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-# ---------------------------------------------------------------------------------------------
-# Colours and a tiny PNG writer (heatmaps are images: compact, and drawn without JavaScript)
-# ---------------------------------------------------------------------------------------------
-
-# A diverging blue-white-red scale for GRU states, which lie in (-1, 1) (ColorBrewer RdBu).
-DIVERGING = [(33, 102, 172), (103, 169, 207), (247, 247, 247), (239, 138, 98), (178, 24, 43)]
 # Distinct colours for groups of points (Tableau 10, readable on white and on dark grey).
 CATEGORICAL = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
                "#ff9da7", "#9c755f", "#bab0ac"]
-
-
-def diverging_rgb(values: torch.Tensor, limit: float = 1.0) -> torch.Tensor:
-    """values (...,) in [-limit, limit] -> uint8 colours (..., 3) on the diverging scale."""
-    stops = torch.tensor(DIVERGING, dtype=torch.float32)  # (5, 3)
-    pos = (values.detach().float().cpu().clamp(-limit, limit) / limit + 1) / 2 * (len(stops) - 1)
-    lo = pos.floor().long().clamp(max=len(stops) - 2)  # (...,) lower stop
-    frac = (pos - lo).unsqueeze(-1)  # (..., 1)
-    rgb = stops[lo] * (1 - frac) + stops[lo + 1] * frac  # (..., 3)
-    return rgb.round().to(torch.uint8)
-
-
-def css_gradient() -> str:
-    """The same scale as a CSS gradient, for the legend."""
-    return "linear-gradient(to right, " + ", ".join(
-        f"rgb{c}" for c in DIVERGING) + ")"
-
-
-def png_data_uri(rgb: torch.Tensor) -> str:
-    """rgb (height, width, 3) uint8 -> a data: URI of a PNG (no image library needed)."""
-    h, w, _ = rgb.shape
-    rows = rgb.contiguous().numpy().reshape(h, w * 3)
-    raw = b"".join(b"\x00" + row.tobytes() for row in rows)  # filter byte 0 per row
-
-    def chunk(tag: bytes, payload: bytes) -> bytes:
-        crc = zlib.crc32(tag + payload) & 0xFFFFFFFF
-        return struct.pack(">I", len(payload)) + tag + payload + struct.pack(">I", crc)
-
-    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit RGB
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6))
-           + chunk(b"IEND", b""))
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,8 +160,9 @@ def slider(name: str, lo: int, hi: int, value: int, label: str) -> str:
 class View:
     """A drawn view: shows itself in Jupyter and Colab, saves itself as a standalone page.
 
-    `body` is the server-drawn markup (the whole view, readable without JavaScript) and `data`
-    the JSON its scripts read. `scripts` names the view's files in static/ (a `<name>.js` that
+    `body` is the markup drawn in Python (the whole view for a Python-drawn view; for a JS-drawn
+    one its <noscript> text and any Python-drawn part) and `data` the JSON its scripts read
+    (and draw from). `scripts` names the view's files in static/ (a `<name>.js` that
     defines `S2S.views.<name>`), `styles` its CSS files. `trace` keeps the captured data the
     view was drawn from.
     """

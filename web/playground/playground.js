@@ -5,14 +5,17 @@
  * decoder_step.onnx (one Decoder.step, then log-softmax). Everything else is here, written to
  * give the same answers as lib: the tokeniser and detokeniser of lib/data.py, greedy search and
  * beam search with the rules of lib/search.py (2k candidates a step, a pool of finished
- * hypotheses, relative threshold pruning, the 2 S + 6 length cap, the early stop), and the views:
- * per-layer heatmaps, the PCA trajectory and the beam tree.
+ * hypotheses, relative threshold pruning, the 2 S + 6 length cap, the early stop), and the
+ * numbers of the views (units shown, PCA trajectories). The views themselves (per-layer heatmaps,
+ * PCA trajectories, the beam tree) are drawn by the static widgets' own scripts, S2S.draw.hidden
+ * and S2S.draw.beam (lib/widgets/static/), from the same data as in the chapters.
  *
- * Nothing is fetched from outside the site: the runtime, its wasm and the model are served from
- * ../_static/playground/ (scripts/playground_site.py copies them there), and only this page
- * loads them. window.S2SPlayground exposes the functions, which tests/test_playground.py drives.
+ * Nothing is fetched from outside the site: the runtime, its wasm, the widgets' scripts and the
+ * model are served from ../_static/playground/ (scripts/playground_site.py copies them there),
+ * and only this page loads them. window.S2SPlayground exposes the functions, which
+ * tests/test_playground.py drives.
  */
-/* global ort */
+/* global ort, S2S */
 (function () {
   "use strict";
 
@@ -299,29 +302,27 @@
 
   /** Text in, everything the page shows out: translation, per-token P, states, beam trace. */
   async function translate(text, opts) {
-    var src = prepare(text), beam = null, run;
-    if (opts.search === "greedy") {
-      run = await decode(src.ids, null);
-    } else {
+    var src = prepare(text), beam = null, greedy = await decode(src.ids, null), run = greedy;
+    if (opts.search !== "greedy") {
       beam = await beamSearch(src.ids, opts.k, opts.alpha, opts.margin);
       run = await decode(src.ids, beam.tokens);  // the winner, forced: its states and P
     }
-    return {source: src, tokens: run.tokens, words: words(run.tokens),
-      translation: detokenize(words(run.tokens)), logps: run.logps, run: run, beam: beam};
+    return {text: text, source: src, tokens: run.tokens, words: words(run.tokens),
+      translation: detokenize(words(run.tokens)), logps: run.logps, run: run, beam: beam,
+      greedy: greedy};
   }
 
   // -------------------------------------------------------------------------------------------
-  // Views
+  // Views: the same data as lib.widgets' HiddenView and BeamView, drawn by the same functions
+  // (S2S.draw.hidden and S2S.draw.beam, lib/widgets/static/hidden.js and beam.js, which
+  // playground.html loads). Only the numbers are computed here, as lib.widgets.hidden computes
+  // them: pick_units, panel_data and lib.widgets.pca.pca2 (tests/test_playground.py compares).
   // -------------------------------------------------------------------------------------------
 
-  var SVGNS = "http://www.w3.org/2000/svg";
-  var DIVERGING = [[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98], [178, 24, 43]];
-  var HEAT_UNITS = 48;  // rows of a heatmap: the units that vary most over the sentence
-  var CELL = {w: 44, h: 4};  // heatmap cell, CSS pixels
-  var ENC = "#2563eb", DEC = "#ea580c";
+  var HEAT_UNITS = 48;  // rows of a heatmap (lib.widgets.hidden.UNITS): the most varying units
 
-  function el(tag, attrs, parent, ns) {
-    var e = ns ? document.createElementNS(SVGNS, tag) : document.createElement(tag);
+  function el(tag, attrs, parent) {
+    var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (a) {
       if (a === "text") e.textContent = attrs[a]; else e.setAttribute(a, attrs[a]);
     });
@@ -329,20 +330,9 @@
     return e;
   }
 
-  function colour(v) {
-    var p = (Math.max(-1, Math.min(1, v)) + 1) / 2 * (DIVERGING.length - 1);
-    var lo = Math.min(Math.floor(p), DIVERGING.length - 2), f = p - lo;
-    return DIVERGING[lo].map(function (c, i) { return Math.round(c * (1 - f) + DIVERGING[lo + 1][i] * f); });
-  }
-
-  /** Column t of layer l: states (L, T, H) stored as one Float32Array per time step or flat. */
-  function layerMatrix(get, T) {  // -> T arrays of H values
-    var cols = [];
-    for (var t = 0; t < T; t++) cols.push(get(t));
-    return cols;
-  }
-
-  function pickUnits(cols) {  // lib.widgets.hidden.pick_units: most varying, by last value
+  /** lib.widgets.hidden.pick_units: for cols (T arrays of H values), the HEAT_UNITS units
+   * that vary most over time, sorted by their last value. */
+  function pickUnits(cols) {
     var H = cols[0].length, T = cols.length, spread = [];
     for (var h = 0; h < H; h++) {
       var mean = 0, v = 0;
@@ -350,127 +340,132 @@
       cols.forEach(function (c) { v += (c[h] - mean) * (c[h] - mean) / T; });
       spread.push(T > 1 ? v : Math.abs(cols[0][h]));
     }
-    var rows = spread.map(function (s, h) { return h; })
+    var rows = spread.map(function (s, i) { return i; })
       .sort(function (a, b) { return spread[b] - spread[a]; }).slice(0, HEAT_UNITS);
     return rows.sort(function (a, b) { return cols[T - 1][b] - cols[T - 1][a]; });
   }
 
-  function heatmap(parent, title, cols, labels, unknown, tint) {
-    var box = el("div", {"class": "s2s-pg-heat"}, parent);
-    el("h4", {text: title}, box);
-    var rows = pickUnits(cols), T = cols.length;
-    var canvas = el("canvas", {width: T, height: rows.length, "aria-label": "heatmap: " + title}, box);
-    canvas.style.width = (T * CELL.w) + "px"; canvas.style.height = (rows.length * CELL.h) + "px";
-    var ctx = canvas.getContext("2d"), img = ctx.createImageData(T, rows.length);
-    rows.forEach(function (h, r) {
-      cols.forEach(function (c, t) {
-        var rgb = colour(c[h]), o = (r * T + t) * 4;
-        img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+  /** lib.widgets.hidden.panel_data: the units shown and their values as int8 (v * 127),
+   * time-major, in base64. */
+  function panelData(cols) {
+    var units = pickUnits(cols), bytes = new Int8Array(cols.length * units.length), s = "";
+    cols.forEach(function (c, t) {
+      units.forEach(function (h, r) {
+        bytes[t * units.length + r] = Math.round(Math.max(-1, Math.min(1, c[h])) * 127);
       });
     });
-    ctx.putImageData(img, 0, 0);
-    var lab = el("div", {"class": "s2s-pg-labels"}, box);
-    labels.forEach(function (tok, t) {
-      var span = el("span", {text: tok, title: unknown && unknown[t] ?
-        tok + ": not in the vocabulary, read as <unk>" : tok}, lab);
-      span.style.width = CELL.w + "px"; span.style.color = tint;
-      if (unknown && unknown[t]) span.className = "unk";
-    });
-    el("p", {"class": "s2s-pg-note", text: "the " + rows.length + " of " + cols[0].length +
-      " units that vary most over the sentence, sorted by their last value; blue −1, red +1"}, box);
+    new Uint8Array(bytes.buffer).forEach(function (b) { s += String.fromCharCode(b); });
+    return {units: units, vals: btoa(s)};
   }
 
-  function pca2(points) {  // lib.widgets.trace.pca2: 2 directions, largest loading positive
-    var n = points.length, H = points[0].length, mean = new Float64Array(H);
-    points.forEach(function (p) { for (var h = 0; h < H; h++) mean[h] += p[h] / n; });
-    var X = points.map(function (p) { return Array.from(p, function (x, h) { return x - mean[h]; }); });
-    var comps = [];
-    for (var c = 0; c < 2; c++) {  // power iteration on X^T X, deflated
-      var v = new Float64Array(H).map(function (_, h) { return Math.sin(h + 1 + c); });
-      for (var it = 0; it < 200; it++) {
-        var Xv = X.map(function (row) { return row.reduce(function (s, x, h) { return s + x * v[h]; }, 0); });
-        var w = new Float64Array(H);
-        X.forEach(function (row, i) { for (var h = 0; h < H; h++) w[h] += row[h] * Xv[i]; });
-        comps.forEach(function (u) {
-          var d = u.reduce(function (s, x, h) { return s + x * w[h]; }, 0);
-          for (var h = 0; h < H; h++) w[h] -= d * u[h];
-        });
-        var norm2 = Math.sqrt(w.reduce(function (s, x) { return s + x * x; }, 0)) || 1;
-        v = w.map(function (x) { return x / norm2; });
+  /** Eigenvalues (descending) and unit eigenvectors of a symmetric matrix A (n arrays of n,
+   * changed here) by cyclic Jacobi rotations: exact to rounding for the small matrices here. */
+  function eigh(A) {
+    var n = A.length, V = A.map(function (row, i) {
+      return row.map(function (x, j) { return i === j ? 1 : 0; });
+    });
+    function rotate(M, p, q, c, s, rows) {  // columns p and q of M (and rows p, q if `rows`)
+      for (var k = 0; k < n; k++) {
+        var a = M[k][p], b = M[k][q];
+        M[k][p] = c * a - s * b; M[k][q] = s * a + c * b;
       }
-      var big = v.reduce(function (b, x, h) { return Math.abs(x) > Math.abs(v[b]) ? h : b; }, 0);
-      if (v[big] < 0) v = v.map(function (x) { return -x; });
-      comps.push(v);
+      if (!rows) return;
+      for (k = 0; k < n; k++) {
+        a = M[p][k]; b = M[q][k];
+        M[p][k] = c * a - s * b; M[q][k] = s * a + c * b;
+      }
     }
-    return X.map(function (row) {
-      return comps.map(function (u) { return row.reduce(function (s, x, h) { return s + x * u[h]; }, 0); });
-    });
-  }
-
-  function trajectory(parent, encCols, srcLabels, decCols, outLabels) {
-    var box = el("div", {"class": "s2s-pg-traj"}, parent);
-    el("h4", {text: "PCA trajectory of the last layer: encoder (blue), then decoder (orange)"}, box);
-    var pts = pca2(encCols.concat(decCols)), W = 640, Hh = 360, pad = 40;
-    var xs = pts.map(function (p) { return p[0]; }), ys = pts.map(function (p) { return p[1]; });
-    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
-    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
-    function X(x) { return pad + (x - x0) / ((x1 - x0) || 1) * (W - 2 * pad); }
-    function Y(y) { return Hh - pad - (y - y0) / ((y1 - y0) || 1) * (Hh - 2 * pad); }
-    var svg = el("svg", {viewBox: "0 0 " + W + " " + Hh, width: W, role: "img",
-      "aria-label": "PCA trajectory"}, box, true);
-    var labels = srcLabels.concat(outLabels);
-    pts.forEach(function (p, i) {
-      var c = i < encCols.length ? ENC : DEC;
-      if (i > 0) {
-        el("line", {x1: X(pts[i - 1][0]), y1: Y(pts[i - 1][1]), x2: X(p[0]), y2: Y(p[1]),
-          stroke: c, "stroke-width": 1.5, opacity: 0.7}, svg, true);
+    var total = 0;  // the sum of squares of A's entries: the scale of "off-diagonal is zero"
+    A.forEach(function (row) { row.forEach(function (x) { total += x * x; }); });
+    for (var sweep = 0; sweep < 64; sweep++) {
+      var off = 0;
+      for (var p = 0; p < n; p++) for (var q = p + 1; q < n; q++) off += A[p][q] * A[p][q];
+      if (!(off > 1e-30 * total)) break;
+      for (p = 0; p < n; p++) {
+        for (q = p + 1; q < n; q++) {
+          if (A[p][q] === 0) continue;
+          var theta = (A[q][q] - A[p][p]) / (2 * A[p][q]);
+          var t = (theta >= 0 ? 1 : -1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+          var c = 1 / Math.sqrt(t * t + 1);
+          rotate(A, p, q, c, t * c, true);
+          rotate(V, p, q, c, t * c, false);
+        }
       }
-    });
-    pts.forEach(function (p, i) {
-      var c = i < encCols.length ? ENC : DEC;
-      el("circle", {cx: X(p[0]), cy: Y(p[1]), r: 4.5, fill: c}, svg, true);
-      el("text", {x: X(p[0]) + 6, y: Y(p[1]) - 5, "font-size": 11, fill: c, text: labels[i]}, svg, true);
+    }
+    var order = A.map(function (row, i) { return i; });
+    order.sort(function (a, b) { return A[b][b] - A[a][a]; });
+    return order.map(function (i) {
+      return {value: A[i][i], vector: V.map(function (row) { return row[i]; })};
     });
   }
 
-  function beamTree(parent, trace) {
-    var steps = [];
-    trace.nodes.forEach(function (n) { (steps[n.step] = steps[n.step] || []).push(n); });
-    var byId = {}, onPath = {};
-    trace.nodes.forEach(function (n) { byId[n.id] = n; });
-    for (var id = trace.winner; id !== null && id !== undefined; id = byId[id].parent) onPath[id] = 1;
-    var dx = 112, dy = 26, bw = 102, bh = 20, rows = Math.max.apply(null, steps.map(function (s) { return s.length; }));
-    var W = 20 + steps.length * dx, Hh = 10 + rows * dy, pos = {};
-    var scroll = el("div", {"class": "s2s-pg-scroll"}, parent);
-    var svg = el("svg", {viewBox: "0 0 " + W + " " + Hh, width: W, height: Hh, role: "img",
-      "aria-label": "beam tree"}, scroll, true);
-    steps.forEach(function (nodes, t) {
-      nodes.forEach(function (n, i) { pos[n.id] = {x: 10 + t * dx, y: 5 + i * dy}; });
+  /** lib.widgets.pca.pca2 projected: points (N arrays of H) -> {xy: N [PC1, PC2], explained}.
+   * The directions come from the N x N Gram matrix of the centred points; each direction's
+   * sign makes its largest loading positive, as in lib. */
+  function pca2(points) {
+    var N = points.length, H = points[0].length, mean = new Float64Array(H);
+    points.forEach(function (p) { for (var h = 0; h < H; h++) mean[h] += p[h] / N; });
+    var X = points.map(function (p) {
+      return Array.from(p, function (x, h) { return x - mean[h]; });
     });
-    trace.nodes.forEach(function (n) {
-      if (n.parent === null) return;
-      var a = pos[n.parent], b = pos[n.id];
-      el("line", {x1: a.x + bw, y1: a.y + bh / 2, x2: b.x, y2: b.y + bh / 2,
-        "class": "edge" + (onPath[n.id] ? " win" : "")}, svg, true);
+    var dot = function (a, b) { return a.reduce(function (s, x, h) { return s + x * b[h]; }, 0); };
+    var eig = eigh(X.map(function (a) { return X.map(function (b) { return dot(a, b); }); }));
+    var total = eig.reduce(function (s, e) { return s + Math.max(e.value, 0); }, 0);
+    var xy = points.map(function () { return [0, 0]; }), explained = [0, 0];
+    eig.slice(0, 2).forEach(function (e, i) {
+      if (!(e.value > 1e-12 * total)) return;  // fewer than two directions: lib's zeros
+      var u = new Float64Array(H), sign;
+      X.forEach(function (row, j) { for (var h = 0; h < H; h++) u[h] += row[h] * e.vector[j]; });
+      var big = u.reduce(function (b, x, h) { return Math.abs(x) > Math.abs(u[b]) ? h : b; }, 0);
+      sign = u[big] < 0 ? -1 : 1;
+      X.forEach(function (row, j) { xy[j][i] = sign * Math.sqrt(e.value) * e.vector[j]; });
+      explained[i] = e.value / total;
     });
-    trace.nodes.forEach(function (n) {
-      var p = pos[n.id], g = el("g", {"class": "node " + n.status + (onPath[n.id] ? " win" : ""),
-        "data-step": n.step}, svg, true);
-      el("rect", {x: p.x, y: p.y, width: bw, height: bh, rx: 4}, g, true);
-      var label = n.text.length > 10 ? n.text.slice(0, 9) + "…" : n.text;
-      el("text", {x: p.x + 4, y: p.y + 14, "font-size": 11, text: label}, g, true);
-      el("text", {x: p.x + bw - 3, y: p.y + 14, "font-size": 10, "text-anchor": "end",
-        "class": "sc", text: n.step ? n.raw.toFixed(2).replace("-", "−") : ""}, g, true);
-      el("title", {text: n.text + " · log P = " + n.raw.toFixed(3) + " · score " +
-        n.score.toFixed(3) + " · " + n.status}, g, true);
-    });
-    el("p", {"class": "s2s-pg-note", text: "Each column is a step; a box is a candidate with its " +
-      "log P. Blue: kept in the beam, grey: pruned, purple: finished, green: the answer's path." +
-      (trace.margin === null ? "" : " Margin " + trace.margin + ".")}, parent);
+    return {xy: xy, explained: explained};
+  }
+
+  /** HiddenView's data for a translation: every layer's states, encoder's then decoder's. */
+  function hiddenData(res) {
+    var L = M.L, H = M.H, S = res.source.tokens.length, panels = {}, trajectories = [];
+    for (var l = 0; l < L; l++) {
+      var enc = [], dec = [];
+      for (var s = 0; s < S; s++) {
+        enc.push(res.run.encoder.subarray((l * S + s) * H, (l * S + s + 1) * H));
+      }
+      res.run.states.forEach(function (st) { dec.push(st.subarray(l * H, (l + 1) * H)); });
+      panels["enc" + (l + 1)] = panelData(enc);
+      panels["dec" + (l + 1)] = panelData(dec);
+      trajectories.push(pca2(enc.concat(dec)));
+    }
+    return {S: S, T: res.tokens.length, L: L, H: H, mode: "enc", layer: L, sentence: res.text,
+      translation: res.translation, source: res.source.tokens, unknown: res.source.unknown,
+      decoding: res.beam ? "beam search (k = " + res.beam.trace.beam_size + ")" : "greedy decoding",
+      output: res.tokens.map(function (id) { return M.vocab.tgt_itos[id]; }),
+      panels: panels, trajectories: trajectories, title: "Hidden states: " + res.text,
+      name: "seq2seq-playground-hidden"};
+  }
+
+  /** BeamView's data for a translation by beam search: its trace and greedy's path. */
+  function beamData(res) {
+    var trace = res.beam.trace, g = res.greedy, raw = 0;
+    return Object.assign({}, trace, {sentence: res.text, translation: res.translation,
+      greedy_translation: detokenize(words(g.tokens)),
+      greedy: g.tokens.map(function (id, i) {
+        raw += g.logps[i];
+        return {text: M.vocab.tgt_itos[id], logp: g.logps[i], raw: raw,
+          score: norm(raw, i + 1, trace.alpha)};
+      }), title: "Beam search: " + res.text, name: "seq2seq-playground-beam"});
+  }
+
+  /** Draw view `name` (S2S.draw, then S2S.views) from `data` in `parent`, instead of its
+   * previous content. */
+  function mount(parent, name, data) {
+    parent.textContent = "";
+    S2S.mount(el("div", {"class": "s2sw s2sw-" + name}, parent), [name], data);
   }
 
   function draw(root, res) {
-    var L = M.L, H = M.H, S = res.source.tokens.length, T = res.tokens.length;
+    var S = res.source.tokens.length;
     root.querySelector(".s2s-pg-translation").textContent = res.translation || "(nothing)";
     var src = root.querySelector(".s2s-pg-source");
     src.textContent = "Read as: ";
@@ -491,29 +486,14 @@
       el("td", {text: M.vocab.tgt_itos[id]}, head);
       el("td", {text: Math.exp(res.logps[t]).toFixed(3)}, body);
     });
-    var hidden = root.querySelector(".s2s-pg-hidden");
-    hidden.textContent = "";
-    var out = res.tokens.map(function (id) { return M.vocab.tgt_itos[id]; });
-    var encLayer = [], decLayer = [];
-    for (var l = 0; l < L; l++) {
-      encLayer.push(layerMatrix(function (t) {
-        return res.run.encoder.subarray((l * S + t) * H, (l * S + t + 1) * H);
-      }, S));
-      decLayer.push(layerMatrix(function (t) { return res.run.states[t].subarray(l * H, (l + 1) * H); }, T));
-    }
-    encLayer.forEach(function (cols, l) {
-      heatmap(hidden, "Encoder · layer " + (l + 1) + ": h_t after reading each source token",
-        cols, res.source.tokens, res.source.unknown, ENC);
-    });
-    decLayer.forEach(function (cols, l) {
-      heatmap(hidden, "Decoder · layer " + (l + 1) + ": s_t after each step, under the token " +
-        "it predicted", cols, out, null, DEC);
-    });
-    trajectory(hidden, encLayer[L - 1], res.source.tokens, decLayer[L - 1], out);
+    mount(root.querySelector(".s2s-pg-hidden"), "hidden", hiddenData(res));
     var tree = root.querySelector(".s2s-pg-tree");
-    tree.textContent = "";
-    if (res.beam) beamTree(tree, res.beam.trace);
-    else el("p", {"class": "s2s-pg-note", text: "Greedy search keeps one hypothesis: choose beam search to see the tree."}, tree);
+    if (res.beam) mount(tree, "beam", beamData(res));
+    else {
+      tree.textContent = "";
+      el("p", {"class": "s2s-pg-note", text: "Greedy search keeps one hypothesis: choose beam " +
+        "search to see the tree."}, tree);
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -573,7 +553,7 @@
   var ready = load();
   window.S2SPlayground = {ready: ready, model: M, normalize: normalize, tokenize: tokenize,
     detokenize: detokenize, prepare: prepare, decode: decode, beamSearch: beamSearch,
-    translate: translate, words: words};
+    translate: translate, words: words, hiddenData: hiddenData, beamData: beamData};
   var root = document.getElementById("s2s-playground");
   if (root) wire(root);
 }());

@@ -1,14 +1,17 @@
-/* The toolkit every view uses, and the start-up of a rendered view.
+/* The toolkit every view uses, the markup helpers of the views drawn here, and the start-up of
+ * a rendered view.
  *
- * A view's markup (SVG and HTML) is drawn in Python, so it reads without JavaScript; each view
- * file (hidden.js, beam.js, ...) adds S2S.views.<name> = function (root, data, kit), which wires
- * the interaction of that markup: root is the view's element (class "s2sw"), data the view's
- * JSON, kit = S2S.kit(root). See lib/widgets/render.py for how the files reach a page.
+ * Some views are drawn by JavaScript from their data: S2S.draw.<name> = function (data) returns
+ * the view's markup (hidden.js, beam.js); the Playground page calls the same functions with data
+ * it computes in the browser. Others are drawn in Python (map.js, stepper.js, bleu.js). Either
+ * way, S2S.views.<name> = function (root, data, kit) wires the interaction of the markup: root
+ * is the view's element (class "s2sw"), data the view's JSON, kit = S2S.kit(root). See
+ * lib/widgets/render.py for how the files reach a page.
  */
 /* exported S2S */
 "use strict";
 
-var S2S = {views: {}};
+var S2S = {views: {}, draw: {}};
 
 // CSS properties copied onto an SVG's elements before it is saved as PNG: an image drawn from
 // an SVG file sees none of the page's stylesheets.
@@ -16,13 +19,64 @@ S2S.STYLE_PROPS = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-das
   "stroke-opacity", "opacity", "display", "font-size", "font-weight", "font-family",
   "font-style", "text-anchor", "dominant-baseline", "image-rendering"];
 S2S.PNG_SCALE = 2;  // device pixels per SVG unit in a saved PNG
+S2S.TOKEN_CHARS = 14;  // a token label's characters before it is cut (the full token is a tooltip)
+
+// ---------------------------------------------------------------------------------------------
+// Markup helpers for the views drawn here (render.py has their Python twins for the others)
+// ---------------------------------------------------------------------------------------------
+
+/** Escape text for HTML content and attribute values. */
+S2S.esc = function (s) {
+  return String(s).replace(/[&<>"']/g, function (c) {
+    return {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#x27;"}[c];
+  });
+};
+
+/** Cut a long token so it fits a box; the full token goes in a tooltip. */
+S2S.short = function (token, width) {
+  width = width || S2S.TOKEN_CHARS;
+  return token.length <= width ? token : token.slice(0, width - 1) + "…";
+};
+
+/** A score for display with `decimals` decimals (2 by default) and a real minus sign. */
+S2S.fmt = function (x, decimals) {
+  if (x === -Infinity) return "−∞";
+  return x.toFixed(decimals === undefined ? 2 : decimals).replace("-", "−");
+};
+
+/** The view's title line, with the "save" buttons (HTML, and PNG unless png is false). */
+S2S.header = function (titleHtml, png) {
+  var buttons = "<button type=\"button\" data-save=\"html\" title=\"Download this view as a " +
+    "self-contained HTML page\">Save HTML</button>";
+  if (png !== false) {
+    buttons += "<button type=\"button\" data-save=\"png\" title=\"Download the figure as a " +
+      "PNG image\">PNG</button>";
+  }
+  return "<div class=\"s2s-head\"><h4>" + titleHtml + "</h4><span class=\"s2s-tools s2s-js\">" +
+    buttons + "</span></div>";
+};
+
+/** A row of toggle buttons [[value, text], ...]; the view listens to [data-group=name]. */
+S2S.buttonGroup = function (name, options, pressed, label) {
+  var esc = S2S.esc, buttons = options.map(function (o) {
+    return "<button type=\"button\" data-value=\"" + esc(o[0]) + "\" aria-pressed=\"" +
+      String(String(o[0]) === String(pressed)) + "\">" + esc(o[1]) + "</button>";
+  }).join("");
+  return "<span class=\"s2s-js\">" + (label ? "<label>" + esc(label) + "</label>" : "") +
+    "<span class=\"s2s-group\" data-group=\"" + name + "\">" + buttons + "</span></span>";
+};
+
+S2S.slider = function (name, lo, hi, value, label) {
+  return "<label class=\"s2s-js\">" + S2S.esc(label) + " <input type=\"range\" data-slider=\"" +
+    name + "\" min=\"" + lo + "\" max=\"" + hi + "\" step=\"1\" value=\"" + value + "\"></label>";
+};
+
+// ---------------------------------------------------------------------------------------------
+// The toolkit
+// ---------------------------------------------------------------------------------------------
 
 S2S.kit = function (root) {
-  function esc(s) {
-    return String(s).replace(/[&<>"]/g, function (c) {
-      return {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"}[c];
-    });
-  }
+  var esc = S2S.esc;
   function qa(sel, el) { return Array.prototype.slice.call((el || root).querySelectorAll(sel)); }
   function q(sel, el) { return (el || root).querySelector(sel); }
   function press(group, value) {
@@ -69,9 +123,14 @@ S2S.kit = function (root) {
 };
 
 // The "Save HTML" and "PNG" buttons. `pristine` is the fragment's markup before any script
-// changed it: the saved page starts as the view did.
+// changed it: its data and scripts, so the saved page draws the view again as it started. A view
+// mounted on a page of its own (the Playground) has none: it keeps only the PNG button.
 S2S.saveButtons = function (root, data, kit, pristine) {
   kit.qa("[data-save]").forEach(function (b) {
+    if (b.getAttribute("data-save") === "html" && !pristine) {
+      b.remove();
+      return;
+    }
     b.addEventListener("click", function () {
       if (b.getAttribute("data-save") === "html") {
         var doc = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
@@ -85,6 +144,18 @@ S2S.saveButtons = function (root, data, kit, pristine) {
   });
 };
 
+// Draw (where S2S.draw.<name> exists) and wire the views `names` in `root` from `data`. The
+// drawn markup goes first in root, before what Python drew (its <noscript>, the context map).
+S2S.mount = function (root, names, data, pristine) {
+  root.classList.add("js");
+  names.forEach(function (name) {
+    if (S2S.draw[name]) root.insertAdjacentHTML("afterbegin", S2S.draw[name](data));
+  });
+  var kit = S2S.kit(root);
+  S2S.saveButtons(root, data, kit, pristine);
+  names.forEach(function (name) { S2S.views[name](root, data, kit); });
+};
+
 // Start the rendered fragment `uid` (render.View.to_html): its elements are uid + "-out" (the
 // whole fragment), uid (the view) and uid + "-data" (its JSON); `names` are its S2S.views.
 S2S.start = function (uid, names) {
@@ -92,9 +163,6 @@ S2S.start = function (uid, names) {
   if (!out || !root || root.getAttribute("data-ready")) return;  // already started
   var pristine = out.outerHTML;
   root.setAttribute("data-ready", "1");
-  root.classList.add("js");
-  var data = JSON.parse(document.getElementById(uid + "-data").textContent);
-  var kit = S2S.kit(root);
-  S2S.saveButtons(root, data, kit, pristine);
-  names.forEach(function (name) { S2S.views[name](root, data, kit); });
+  S2S.mount(root, names, JSON.parse(document.getElementById(uid + "-data").textContent),
+    pristine);
 };
