@@ -81,10 +81,7 @@ def cached(name: str, key, compute: Callable[[], object], modules=()):
     The file is written whole or not at all (a temporary file renamed into place), so an
     interrupted run leaves nothing half-written for the next one to read.
     """
-    path = result_path(name, key, modules)
-    if path.is_file() and not os.environ.get("SEQ2SEQ_RECOMPUTE"):
-        return json.loads(path.read_text(encoding="utf-8"))
-    return _store(path, _json(compute()))
+    return cached_all(name, {0: key}, lambda _: compute(), modules)[0]
 
 
 def cached_all(name: str, keys: dict, compute: Callable[[object], object], modules=(),
@@ -106,6 +103,7 @@ def cached_all(name: str, keys: dict, compute: Callable[[object], object], modul
     texts = _side_by_side(name, missing, compute, workers)
     for label, text in zip(missing, texts):
         _store(paths[label], text)
+    # read back from the disk: a fresh result is the same value as a cache hit (tuples -> lists)
     return {label: json.loads(path.read_text(encoding="utf-8")) for label, path in paths.items()}
 
 
@@ -139,6 +137,7 @@ def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
             try:
                 ok, text = receive.recv()
             except EOFError:  # the worker died without a word (killed, out of memory)
+                proc.join()  # its exit code is known only once it has been reaped
                 ok, text = False, f"the worker process ended with exit code {proc.exitcode}"
             proc.join()
             if not ok:
@@ -162,8 +161,8 @@ def _worker(compute, label, send) -> None:
         send.close()
 
 
-def _store(path: Path, text: str):
-    """Write `text` to `path` whole or not at all; -> the value it holds."""
+def _store(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
@@ -173,4 +172,3 @@ def _store(path: Path, text: str):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return json.loads(text)  # the same value as a cache hit gives (tuples become lists)
