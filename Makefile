@@ -51,25 +51,25 @@ chromium:
 	  $(SUDO) apt-get update && $(APT_INSTALL) chromium fonts-wqy-microhei; }
 
 train: setup
-	$(PY) -m lib.reference --train
+	$(PY) -m lib.course.reference --train
 
 # The chapters load the reference model: when none with the current config, corpus and training
 # code is cached, download the one published for that key, else train it (a quarter of an hour
 # on 2 CPU cores).
 reference: setup
-	$(PY) -m lib.reference --ensure
+	$(PY) -m lib.course.reference --ensure
 
 # The Playground page's model: the reference model exported to ONNX (int8 weights) with its
-# vocabularies, in _build/playground/<key>/ (lib/playground.py). The key hashes the reference
+# vocabularies, in _build/playground/<key>/ (lib/course/playground.py). The key hashes the reference
 # model's cache key and the export code, so a changed model is exported again; when nothing
 # changed this only checks the key.
 playground: setup reference
-	$(PY) -m lib.playground --out _build/playground
+	$(PY) -m lib.course.playground --out _build/playground
 
 # The published reference checkpoint for the current cache key, with its manifest (key, sha256,
-# bytes, held-out BLEU, lib version), in _build/release/ (lib/release.py).
+# bytes, held-out BLEU, lib version), in _build/release/ (lib/course/release.py).
 release: setup reference
-	$(PY) -m lib.release --out _build/release
+	$(PY) -m lib.course.release --out _build/release
 
 # Reader notebooks for Colab and Jupyter, generated from the chapters and the executed build
 # (scripts/reader_notebooks.py), in _build/notebooks/.

@@ -3,11 +3,11 @@
 Why both: a maintainer's first `make book` on a fresh machine pays for training the reference
 model (the cold build); every later build finds it cached (the warm build). Both run the strict
 build `make book` runs (`jupyter-book build . --all -n -W --keep-going`). The cold build points
-$SEQ2SEQ_CACHE (lib.download.cache_dir) at an empty temporary directory, so nothing cached is
-reused, and times `python -m lib.reference --ensure` and the build separately. Per-chapter
+$SEQ2SEQ_CACHE (lib.course.download.cache_dir) at an empty temporary directory, so nothing cached is
+reused, and times `python -m lib.course.reference --ensure` and the build separately. Per-chapter
 execution times come from myst-nb's "Executed notebook in N seconds" log lines of the warm
 build, whose cache holds the reference model and nothing else (the small experiments the
-chapters cache with lib.memo run again, as in a fresh Colab runtime); when the log has none,
+chapters cache with lib.course.memo run again, as in a fresh Colab runtime); when the log has none,
 each notebook is timed with nbclient instead.
 
     python bench/book.py [--skip-cold] [--skip-warm] [--json OUT]
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all", "-n", "-W",
          "--keep-going"]
-WARM_CACHE = ("the reference model only: the chapters' small experiments (lib.memo) ran "
+WARM_CACHE = ("the reference model only: the chapters' small experiments (lib.course.memo) ran "
               "again, as in a fresh runtime that has just downloaded the model")
 EXECUTED = re.compile(r"([\w./-]+?)(?:\.ipynb)?: Executed notebook in ([\d.]+) seconds")
 
@@ -88,19 +88,19 @@ def main() -> None:
     if not args.skip_cold:
         with tempfile.TemporaryDirectory(prefix="seq2seq-cold-cache-") as cache:
             cold = dict(env, SEQ2SEQ_CACHE=cache)
-            train_s, _ = timed([sys.executable, "-m", "lib.reference", "--ensure"], cold)
+            train_s, _ = timed([sys.executable, "-m", "lib.course.reference", "--ensure"], cold)
             build_s, log = timed(BUILD, cold)
         result["cold"] = {"train_s": train_s, "build_s": build_s, "total_s": train_s + build_s,
                           "chapters": chapter_times(log)}
     if not args.skip_warm:
         sys.path.insert(0, str(ROOT))
-        from lib import reference
+        from lib.course import reference
 
         model = reference.cache_path()
         if not model.is_file():
             result["warm_missing"] = f"no cached reference model at {model}"
         else:
-            # The model, and nothing else: the chapters' small experiments (lib.memo) run as
+            # The model, and nothing else: the chapters' small experiments (lib.course.memo) run as
             # in a fresh Colab runtime that has just downloaded the model.
             with tempfile.TemporaryDirectory(prefix="seq2seq-warm-cache-") as cache:
                 (Path(cache) / model.name).symlink_to(model)

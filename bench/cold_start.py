@@ -31,12 +31,12 @@ RELEASE = ROOT / "_build" / "release"
 _READER = """
 import json, sys, time
 start = time.perf_counter()
-import lib, lib.reference, lib.checkpoint
+import lib, lib.course.reference, lib.course.checkpoint
 imported = time.perf_counter()
-path = lib.reference.cache_path()
-lib.reference.fetch_published(path, path.stem.split("-", 1)[1], progress=False)
+path = lib.course.reference.cache_path()
+lib.course.reference.fetch_published(path, path.stem.split("-", 1)[1], progress=False)
 downloaded = time.perf_counter()
-model = lib.checkpoint.load(path, device=sys.argv[1])
+model = lib.course.checkpoint.load(path, device=sys.argv[1])
 loaded = time.perf_counter()
 out = model.translate(["I am hungry."])
 done = time.perf_counter()

@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib import checkpoint, reference  # noqa: E402
+from lib.course import checkpoint, reference  # noqa: E402
 from lib.data import load_corpus  # noqa: E402
 from lib.evaluate import sacrebleu_score, translate_all  # noqa: E402
 

@@ -52,17 +52,17 @@ def load_model(args, corpus):
 
     device = pick_device(args.device)
     if args.random_model:
-        from lib.reference import MODEL
+        from lib.course.reference import MODEL
 
         torch.manual_seed(0)
         config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)
         model = Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab).to(device).eval()
         return model, "random weights, reference sizes (timings only: its BLEU means nothing)"
     if args.checkpoint:
-        from lib import checkpoint
+        from lib.course import checkpoint
 
         return checkpoint.load(args.checkpoint, device=device), f"checkpoint {args.checkpoint}"
-    from lib.reference import pretrained
+    from lib.course.reference import pretrained
 
     try:
         model = pretrained(device=device, train=False, progress=False)
@@ -248,7 +248,7 @@ def optimum(args) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--checkpoint", help="a model saved with lib.checkpoint.save")
+    source.add_argument("--checkpoint", help="a model saved with lib.course.checkpoint.save")
     source.add_argument("--random-model", action="store_true",
                         help="random weights of the reference sizes (before training is done)")
     parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: automatic)")

@@ -7,7 +7,8 @@ CPU test and breaks there. This script is the check for that, and it measures wh
 with a GPU waits for:
 
 1. torch, CUDA and GPU information;
-2. the reference model: `python -m lib.reference --ensure --device cuda` (on a machine without
+2. the reference model: `python -m lib.course.reference --ensure --device cuda` (on a machine
+without
    a fresh cached model this trains it, with its progress bar); its training minutes and
    held-out BLEU are read from the checkpoint;
 3. every chapter notebook of `_toc.yml`, executed top to bottom with nbclient in a fresh
@@ -92,12 +93,12 @@ def machine_info() -> dict:
 
 
 def ensure_reference(device: str | None) -> dict:
-    """Run `python -m lib.reference --ensure` (training if needed); read what it recorded."""
-    from lib import checkpoint, reference
+    """Run `python -m lib.course.reference --ensure` (training if needed); read what it recorded."""
+    from lib.course import checkpoint, reference
 
     path = reference.cache_path()
     cached = path.is_file()
-    cmd = [sys.executable, "-m", "lib.reference", "--ensure"] + (["--device", device]
+    cmd = [sys.executable, "-m", "lib.course.reference", "--ensure"] + (["--device", device]
                                                                   if device else [])
     print("$", " ".join(cmd[1:]), flush=True)
     t = time.perf_counter()

@@ -7,7 +7,8 @@ script runs in the course's environment and never imports joeynmt. It
 1. creates `_build/bench/joeynmt-venv` (torch==2.13.0 first, then joeynmt==2.3.0 under a
    constraints file, so pip can never swap in another torch);
 2. writes pre-tokenised train/dev/test files and vocabulary files from lib.data's split and
-   tokeniser (`export_data`), and a JoeyNMT YAML config matched to lib.reference's MODEL/TRAIN
+   tokeniser (`export_data`), and a JoeyNMT YAML config matched to lib.course.reference's
+   MODEL/TRAIN
    (`joey_config`), under `_build/bench/joeynmt/`;
 3. runs `bench/joeynmt_worker.py` inside that environment (throughput, time to BLEU, decoding)
    and prints the worker's JSON.
@@ -154,7 +155,7 @@ RECIPE_NOTES = {
         "torch 2.13 no longer takes); gradient norm clipped at 1.0 and "
         "dropout 0.1 (rnn_reverse.yaml, as ours); no label smoothing (both examples); "
         "batches of our 128 sentences, loss averaged over target tokens (as ours). Ours keeps "
-        "its own recipe (lib.reference.TRAIN)."),
+        "its own recipe (lib.course.reference.TRAIN)."),
     "matched": (
         "JoeyNMT wired as close to our model as it allows: its recurrent decoder always "
         "attends, so it uses the cheapest option (Luong, bilinear, no input feeding); its "
@@ -170,7 +171,7 @@ def joey_config(data_dir: Path, model_dir: Path, model: dict, train, *, dev: str
                 alpha: float, max_len: int, updates: int | None = None,
                 validation_freq: int = 10**9, logging_freq: int = 10,
                 recipe: str = "authors") -> dict:
-    """A JoeyNMT config with lib.reference's sizes and the given recipe's settings."""
+    """A JoeyNMT config with lib.course.reference's sizes and the given recipe's settings."""
     if recipe not in RECIPES:
         raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
     hidden = model["hidden_size"]
@@ -247,7 +248,8 @@ def write_config(cfg: dict, path: Path) -> Path:
 
 def prepare(kind: str, **overrides) -> Path:
     """Export the data (once per run) and write the config for one kind of run."""
-    from lib import reference, search
+    from lib import search
+    from lib.course import reference
     from lib.data import load_corpus
 
     corpus = load_corpus(reference.DATA)
@@ -280,7 +282,7 @@ def main(argv=None) -> None:
     p.add_argument("--minutes", type=float, default=12.0, help="training cap (train)")
     p.add_argument("--target", type=float, default=20.0, help="test BLEU to reach (train)")
     p.add_argument("--eval-every", type=int, default=None,
-                   help="steps between test evaluations (default: lib.reference.TRAIN's)")
+                   help="steps between test evaluations (default: lib.course.reference.TRAIN's)")
     p.add_argument("--repeats", type=int, default=3, help="timed decodes of the test set")
     p.add_argument("--recipe", choices=RECIPES, default="authors",
                    help="JoeyNMT's settings: its authors' (default) or wired like ours")
@@ -293,7 +295,7 @@ def main(argv=None) -> None:
                       logging_freq=max(1, min(args.warmup, 10)), recipe=args.recipe)
         result = run_worker("throughput", str(cfg), "--warmup", str(args.warmup))
     elif args.mode == "train":
-        from lib import reference
+        from lib.course import reference
 
         every = args.eval_every or reference.TRAIN.eval_every or 100
         cfg = prepare("train", validation_freq=every,

@@ -29,7 +29,7 @@ TARGETS = {
 }
 
 # Where the report names the reference model's cache key (tests/test_bench_report.py reads it).
-KEY_LINE = "Reference model: `lib.reference` cache key `{key}`"
+KEY_LINE = "Reference model: `lib.course.reference` cache key `{key}`"
 
 
 class MissingFigure(KeyError):
@@ -76,7 +76,7 @@ def _section_header(r: dict) -> list[str]:
         f"below comes from that run's JSON (`{fig(run, 'results_file')}`).",
         "",
         KEY_LINE.format(key=fig(r, "reference.key")) + " (a hash of the corpus, the "
-        "settings and the training code: `python -m lib.reference --key`). The test suite "
+        "settings and the training code: `python -m lib.course.reference --key`). The test suite "
         "fails when this is not the current key, so a report of an older model cannot stay.",
         "",
     ]
@@ -154,7 +154,7 @@ def _section_training(r: dict) -> list[str]:
     lines = [
         "## Training",
         "",
-        f"The course's reference configuration (lib.reference: {fig(t, 'model')}, batch "
+        f"The course's reference configuration (lib.course.reference: {fig(t, 'model')}, batch "
         f"{fig(t, 'batch_size')} sentences) against JoeyNMT 2.3.0 training a GRU "
         f"encoder-decoder of the same size on the same exported split and vocabularies "
         f"({fig(t, 'ours_params'):,} vs {fig(t, 'joeynmt_params'):,} parameters). "

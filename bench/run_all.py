@@ -82,13 +82,13 @@ def main() -> None:
     minutes = args.train_minutes or (3.0 if quick else 12.0)
     steps, repeats = (10, 2) if quick else (60, 3)
     warmup = 5  # bench/training.py leaves its first 5 steps untimed; JoeyNMT the same
-    eval_every = 20 if quick else None  # None: lib.reference.TRAIN.eval_every
+    eval_every = 20 if quick else None  # None: lib.course.reference.TRAIN.eval_every
     py, bench_py = sys.executable, str(venv_python())
     OUT.mkdir(parents=True, exist_ok=True)
     import torch
 
     setup = ensure_venv(log=lambda m: print(m, file=sys.stderr))
-    from lib import reference
+    from lib.course import reference
 
     key = reference.reference_key()  # the report names it; tests fail when it goes stale
     results: dict = {"machine": machine(torch.get_num_threads()),

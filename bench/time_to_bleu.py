@@ -1,4 +1,5 @@
-"""Our side of "time to BLEU 20": train lib.reference's recipe, score the test set as it goes.
+"""Our side of "time to BLEU 20": train lib.course.reference's recipe, score the test set as it
+goes.
 
 Why a separate run from bench/training.py: throughput says how fast steps are; this says how
 soon the model is useful, which also depends on the recipe (batch size, learning rate). The
@@ -26,7 +27,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib import checkpoint, reference  # noqa: E402
+from lib.course import checkpoint, reference  # noqa: E402
 from lib.data import load_corpus  # noqa: E402
 from lib.evaluate import evaluate_bleu  # noqa: E402
 from lib.model import ModelConfig, Seq2Seq  # noqa: E402

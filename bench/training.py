@@ -27,7 +27,7 @@ from common import cpu_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib import reference  # noqa: E402
+from lib.course import reference  # noqa: E402
 from lib.data import load_corpus, make_batches  # noqa: E402
 from lib.head import shortlist_ids  # noqa: E402
 from lib.model import ModelConfig, Seq2Seq  # noqa: E402
@@ -140,7 +140,7 @@ def main() -> None:
             "params": runs[0]["params"], "threads": torch.get_num_threads(),
             "batch_size": reference.TRAIN.batch_size, "model": reference.MODEL}))
     if args.reference:
-        from lib import checkpoint
+        from lib.course import checkpoint
         from lib.evaluate import evaluate_bleu
 
         path = reference.cache_path()

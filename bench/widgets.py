@@ -48,7 +48,7 @@ def reference_sized_model(device: str) -> tuple[Seq2Seq, str, list]:
         model = lib.pretrained(device=device, download=False, train=False, progress=False)
         return model.eval(), "the cached reference model (lib.pretrained)", tests
     except FileNotFoundError:
-        from lib.reference import MODEL
+        from lib.course.reference import MODEL
 
         torch.manual_seed(0)
         config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)

@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 
 def pretrained(device=None, download: bool = True, train: bool = True, progress: bool = True):
-    """The course's reference model (see `lib.reference`): cached, downloaded or trained."""
-    from lib.reference import pretrained as _pretrained
+    """The course's reference model (see `lib.course.reference`): cached, downloaded or trained."""
+    from lib.course.reference import pretrained as _pretrained
 
     return _pretrained(device=device, download=download, train=train, progress=progress)

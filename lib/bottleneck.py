@@ -148,7 +148,7 @@ def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
 def cached_tests(configs: dict) -> dict:
     """{label: (table, result)}: `run_test` for each of `configs` ({label: BottleneckConfig}),
     from the disk when the same config and code ran before, the missing ones side by side
-    (`lib.memo.cached_all`, keyed by the config and the source of every module the run uses).
+    (`lib.course.memo.cached_all`, keyed by the config and the source of every module the run uses).
 
     table is {length: Accuracy}, result the whole JSON result.
     """
@@ -163,7 +163,7 @@ def cached_tests(configs: dict) -> dict:
     import lib.search
     import lib.toy
     import lib.train
-    from lib import memo
+    from lib.course import memo
 
     code = (sys.modules[__name__], lib.reversal, lib.toy, lib.model, lib.encoder, lib.decoder,
             lib.head, lib.train, lib.search)

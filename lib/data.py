@@ -184,7 +184,7 @@ def corpus_path(public: bool = False) -> Path:
     if public:
         import warnings
 
-        from lib.download import fetch_corpus  # the only path that touches the network
+        from lib.course.download import fetch_corpus  # the only path that touches the network
 
         warnings.warn("using today's public Tatoeba file, not the course's corpus: the split, "
                       "the vocabularies and every measured number will differ from the course's",

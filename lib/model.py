@@ -26,6 +26,7 @@ class ModelConfig:
     num_layers: int = 2
     dropout: float = 0.2
     feed_context: bool = True  # Cho et al. 2014 wiring; False gives Sutskever et al. 2014
+    attention: bool = False  # additive attention (Bahdanau et al. 2015): a context per step
     max_src_len: int = 40  # longest source (in tokens) translate() accepts
     max_tgt_len: int = 40  # default length cap when decoding
 

@@ -15,6 +15,16 @@ from lib.device import pick_device
 from lib.evaluate import evaluate_bleu
 from lib.head import masked_cross_entropy, shortlist_cross_entropy
 
+# What a published model's key says about the code that trained it (lib.course.reference.
+# training_key). Bump TRAINING_VERSION with any change of what training computes from the same
+# settings: the data pipeline, the model's layers or initialisation, the loss, the optimiser, the
+# schedule. tests/test_training_golden.py trains a small model and fails, naming this constant,
+# when the result moves while the version stays; a refactor that keeps the result needs no bump.
+TRAINING_VERSION = 1
+# The torch release the published models are trained with (requirements.txt pins it; a test
+# checks that the two agree). Colab's torch differs, and still downloads the published model.
+TRAINING_TORCH = "2.13.0"
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -109,6 +119,19 @@ class WeightAverage:
             with torch.no_grad():
                 for s, p in zip(saved, self.params):
                     p.copy_(s)
+
+
+def new_model(corpus, seed: int, **sizes):
+    """A new model for `corpus`'s vocabularies, initialised from `seed`: the same every time.
+
+    `sizes` are ModelConfig fields (emb_dim, hidden_size, ...). Seeding here, right before the
+    layers draw their initial weights, is part of what training computes.
+    """
+    from lib.model import ModelConfig, Seq2Seq
+
+    config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **sizes)
+    torch.manual_seed(seed)
+    return Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab)
 
 
 def seed_everything(seed: int) -> None:

@@ -7,22 +7,22 @@ installs the course's `lib` package from the repository named in `_config.yml`
 does nothing. It keeps Colab's own torch, numpy and ipywidgets: the package is installed with
 `--no-deps`, then only the dependencies that are not installed at all are added.
 
-It also keeps the two constants of `lib/links.py` (REPOSITORY, BRANCH) equal to `_config.yml`:
-an installed `lib` has no `_config.yml`, and `lib/links.py` derives every address of the course
-from them (the website, the reader notebooks' Colab links, the release assets). `website_url`
-and `colab_url` below hand `_config.yml`'s repository to those same functions, so that
-derivation is written once, in `lib/links.py`.
+It also keeps the two constants of `lib/course/links.py` (REPOSITORY, BRANCH) equal to
+`_config.yml`: an installed `lib` has no `_config.yml`, and `lib/course/links.py` derives every
+address of the course from them (the website, the reader notebooks' Colab links, the release
+assets). `website_url` and `colab_url` below hand `_config.yml`'s repository to those same
+functions, so that derivation is written once, in `lib/course/links.py`.
 
 Usage (from the repository root):
 
-    python scripts/colab_setup.py --check   # exit 1 and list notebooks (and lib/links.py) that
-                                            # are stale
+    python scripts/colab_setup.py --check   # exit 1 and list notebooks (and lib/course/links.py)
+                                            # that are stale
     python scripts/colab_setup.py --write   # insert or update the cell in every notebook, and
-                                            # the constants of lib/links.py
+                                            # the constants of lib/course/links.py
     python scripts/colab_setup.py --print   # show the cell
 
 `--check` runs in tests/test_hygiene.py. Notebooks can also be given explicitly as arguments
-(then lib/links.py is left alone).
+(then lib/course/links.py is left alone).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "_config.yml"
 PYPROJECT = ROOT / "pyproject.toml"
 BOOK = ROOT / "book"
-LINKS = ROOT / "lib" / "links.py"
+LINKS = ROOT / "lib" / "course" / "links.py"
 LINKS_BLOCK = re.compile(
     r"(?P<head># --- generated from _config.yml by scripts/colab_setup.py --write; do not edit "
     r"by hand ---\n)(?P<body>.*?)(?P<tail># --- end of generated part ---)", re.S)
@@ -109,7 +109,7 @@ def render_cell(config_path: Path = CONFIG, pyproject: Path = PYPROJECT) -> str:
 
 
 def _links(path: Path = LINKS):
-    """lib/links.py, loaded by path (it needs nothing but the standard library), so that this
+    """lib/course/links.py, loaded by path (it needs nothing but the standard library), so that this
     script works before the package is installed."""
     spec = importlib.util.spec_from_file_location("course_links", path)
     module = importlib.util.module_from_spec(spec)
@@ -130,13 +130,15 @@ def colab_url(chapter: str | Path, config_path: Path = CONFIG) -> str:
 
 
 def render_links(config_path: Path = CONFIG) -> str:
-    """The generated part of lib/links.py for this repository."""
+    """The generated part of lib/course/links.py for this repository."""
     url, branch = load_repository(config_path)
     return f'REPOSITORY = "{url}"\nBRANCH = "{branch}"\n'
 
 
+
 def sync_links(path: Path = LINKS, config_path: Path = CONFIG, write: bool = False) -> bool:
-    """True when lib/links.py's constants equal _config.yml's (after writing them, if asked)."""
+    """True when lib/course/links.py's constants equal _config.yml's (after writing them, if
+    asked)."""
     text = path.read_text(encoding="utf-8")
     match = LINKS_BLOCK.search(text)
     if match is None:
@@ -239,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             toc.write(nb, path)
             print(f"updated {path}")
     if stale:
-        print("The Colab setup cell (or lib/links.py's constants) is missing or stale in:",
+        print("The Colab setup cell (or lib/course/links.py's constants) is missing or stale in:",
               file=sys.stderr)
         for path in stale:
             print(f"  {path}", file=sys.stderr)

@@ -11,7 +11,7 @@ beside it. This extension copies, at the end of every HTML build:
                                                            the page's hidden states and tree
     _static/playground/ort/                                onnxruntime-web's wasm build (npm)
     _static/playground/model/                              `make playground`'s export for the
-                                                           current key (lib/playground.py)
+                                                           current key (lib/course/playground.py)
 
 Only that page refers to them, so no other page gets heavier. Like vendor_assets, these files are
 not kept in a `_static/` source folder: Jupyter Book 1 would add every .js file there to every
@@ -43,7 +43,7 @@ def model_dir(exports: Path = EXPORTS) -> Path:
     """The export for the current key (FileNotFoundError naming `make playground` if absent)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from lib import playground
+    from lib.course import playground
 
     return playground.current(exports)
 

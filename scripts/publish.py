@@ -36,7 +36,7 @@ GH_QUICK_S = 120      # a `gh release view` or manifest download
 GH_UPLOAD_S = 1800    # a create or upload that sends the checkpoint (tens of MB)
 GIT_S = 600
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-# lib/release.py writes the held-out BLEU as `test_bleu` ({"float32": {"greedy": ..}, ..});
+# lib/course/release.py writes the held-out BLEU as `test_bleu` ({"float32": {"greedy": ..}, ..});
 # a `bleu` object is accepted too. One must be there: the release notes show the scores.
 BLEU_FIELDS = ("test_bleu", "bleu")
 

@@ -32,7 +32,7 @@ glued values belong together) and the website:
   also tagged `reader-only` (live views, whose controls need a kernel), which stay; a
   `remove-input`/`hide-input` cell keeps its code, collapsed.
 
-The website's address is `lib/links.py`'s `website()` of the repository URL in `_config.yml`
+The website's address is `lib/course/links.py`'s `website()` of the repository URL in `_config.yml`
 (through `scripts/colab_setup.py` `website_url`): that derivation is written once, there. The
 same input gives the same bytes. Usage (after the strict build, `make notebooks`):
 
@@ -766,7 +766,7 @@ def details(summary_html: str, markdown: str) -> str:
 # Code: the website's glue() calls out
 # ---------------------------------------------------------------------------------------------
 
-GLUE_MODULES = {"lib.notebook", "myst_nb"}
+GLUE_MODULES = {"lib.course.notebook", "myst_nb"}
 
 
 def _is_glue_call(node: ast.AST) -> bool:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from lib.course.reference import MODEL, TRAIN
 from lib.data import Corpus, Vocab, encode_pairs, split_by_source, tokenize
-from lib.reference import MODEL, TRAIN
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import joeynmt_compare as jc  # noqa: E402

@@ -132,7 +132,7 @@ def test_benchmarks_md_describes_the_current_reference_model():
     regenerate it with `make bench`."""
     import re
 
-    from lib import reference
+    from lib.course import reference
 
     text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text(encoding="utf-8")
     pattern = re.escape(report.KEY_LINE).replace(re.escape("{key}"), "([0-9a-f]{16})")

@@ -1,4 +1,5 @@
-"""lib.checkpoint: round trips, never unpickling code, and clear errors for wrong, mismatched,
+"""lib.course.checkpoint: round trips, never unpickling code, and clear errors for wrong,
+mismatched,
 corrupt and foreign files."""
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib import checkpoint, data, toy
-from lib.checkpoint import FORMAT, CheckpointError
+from lib import data, toy
+from lib.course import checkpoint
+from lib.course.checkpoint import FORMAT, CheckpointError
 from lib.data import Vocab
 from lib.model import ModelConfig, Seq2Seq
 
@@ -350,7 +352,7 @@ def _broken(blob, case):
     elif case == "no config":
         del blob["config"]
     elif case == "unknown config field":
-        blob["config"] = {**blob["config"], "attention": True}
+        blob["config"] = {**blob["config"], "attentionn": True}
     elif case == "vocab size differs from config":
         blob["tgt_itos"] = blob["tgt_itos"][:-1]
     elif case == "vocab lists a token twice":

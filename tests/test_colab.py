@@ -95,13 +95,13 @@ class _LoggingHandler(http.server.SimpleHTTPRequestHandler):
 def release_server():
     """_build/release/ laid out as GitHub serves release assets (<tag>/<file>), on 127.0.0.1;
     yields (base URL for $SEQ2SEQ_RELEASE_URL, manifest, request log)."""
-    import lib.reference
-    from lib.download import sha256_of
+    import lib.course.reference
+    from lib.course.download import sha256_of
 
-    manifest_file = RELEASE / lib.reference.MANIFEST
+    manifest_file = RELEASE / lib.course.reference.MANIFEST
     _require(str(manifest_file), manifest_file.is_file(), "run `make release`")
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    key = lib.reference.reference_key()
+    key = lib.course.reference.reference_key()
     assert manifest["key"] == key, (
         f"_build/release holds the checkpoint of key {manifest['key']}, not the current {key}: "
         "run `make release`")
@@ -154,8 +154,8 @@ from importlib import metadata
 
 import lib
 import lib.data
-import lib.download
-import lib.reference
+import lib.course.download
+import lib.course.reference
 
 
 def _refuse(what):
@@ -164,11 +164,11 @@ def _refuse(what):
     return refuse
 
 
-lib.reference.train_reference = _refuse("trained the reference model")
-lib.download.fetch_corpus = _refuse("downloaded the corpus")
+lib.course.reference.train_reference = _refuse("trained the reference model")
+lib.course.download.fetch_corpus = _refuse("downloaded the corpus")
 report = {{"lib": lib.__file__, "version": metadata.version("seq2seq-course-lib"),
           "corpus": str(lib.data.corpus_path()), "packaged": str(lib.data.PACKAGED_CORPUS),
-          "cache": str(lib.reference.cache_path())}}
+          "cache": str(lib.course.reference.cache_path())}}
 print("{PROBE}", json.dumps(report))
 """)
 

@@ -190,21 +190,21 @@ def test_the_packaged_corpus_is_checked_before_use(tmp_path, monkeypatch):
 
 
 def test_the_public_file_is_an_explicit_opt_in_that_warns(monkeypatch, tmp_path):
-    import lib.download
+    import lib.course.download
 
     fetched = tmp_path / "fra.txt"
-    monkeypatch.setattr(lib.download, "fetch_corpus", lambda: fetched)
+    monkeypatch.setattr(lib.course.download, "fetch_corpus", lambda: fetched)
     with pytest.warns(UserWarning, match="every measured number will differ"):
         assert data.corpus_path(public=True) == fetched
 
 
 def test_no_corpus_is_fetched_by_default(monkeypatch):
-    import lib.download
+    import lib.course.download
 
     def refuse(*args, **kwargs):
         raise AssertionError("the corpus must not be downloaded unless asked for")
 
-    monkeypatch.setattr(lib.download, "fetch_corpus", refuse)
+    monkeypatch.setattr(lib.course.download, "fetch_corpus", refuse)
     monkeypatch.delenv(data.DATA_ENV, raising=False)
     assert len(data.read_pairs()) == data.CORPUS_PAIRS
 

@@ -1,4 +1,5 @@
-"""lib.download against an HTTP server on 127.0.0.1 that the tests start: no real internet."""
+"""lib.course.download against an HTTP server on 127.0.0.1 that the tests start: no real
+internet."""
 
 import contextlib
 import hashlib
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from lib import download as dl
+from lib.course import download as dl
 
 GOOD = b"hello\tbonjour\n" * 5000  # 70 kB: several reads, so progress and hashing are exercised
 GOOD_SHA = hashlib.sha256(GOOD).hexdigest()
@@ -303,13 +304,13 @@ def test_corpus_constants():
 
 def test_cache_dir_honours_env_and_is_created_lazily(tmp_path, monkeypatch):
     target = tmp_path / "my-cache"
-    code = "import lib.download, lib; import os, sys; sys.exit(os.path.exists(sys.argv[1]))"
+    code = "import lib.course.download, lib; import os, sys; sys.exit(os.path.exists(sys.argv[1]))"
     env_run = subprocess.run(
         [sys.executable, "-c", code, str(target)],
         env={"SEQ2SEQ_CACHE": str(target), "PATH": ""},
         cwd=Path(__file__).resolve().parents[1],
     )
-    assert env_run.returncode == 0, "importing lib.download must not create the cache"
+    assert env_run.returncode == 0, "importing lib.course.download must not create the cache"
     monkeypatch.setenv("SEQ2SEQ_CACHE", str(target))
     assert dl.cache_dir() == target and target.is_dir()
     monkeypatch.delenv("SEQ2SEQ_CACHE")

@@ -65,9 +65,9 @@ def reader_notebooks(site_dir):
 @pytest.fixture(scope="module")
 def reference_model():
     """The chapters load the reference model; without a cached one they would train it."""
-    import lib.reference
+    import lib.course.reference
 
-    if not lib.reference.cache_path().is_file():
+    if not lib.course.reference.cache_path().is_file():
         _require("the reference model is not cached; run `make reference` first")
 
 

@@ -159,10 +159,10 @@ def test_repository_url_is_written_once():
     if not tracked:
         pytest.skip("not a git checkout")
     skip = {"_config.yml", "README.md"}  # README: checked against _config.yml below
-    # The chapters' setup cell and lib/links.py's constants are generated from _config.yml
+    # The chapters' setup cell and lib/course/links.py's constants are generated from _config.yml
     # and checked by `colab_setup.py --check` above.
     skip |= {p.relative_to(ROOT).as_posix() for p in load_script("colab_setup").find_notebooks()}
-    skip.add("lib/links.py")
+    skip.add("lib/course/links.py")
     holders = []
     for name in tracked:
         path = ROOT / name
@@ -263,13 +263,14 @@ def test_colab_setup_renders_from_config(colab_setup, tmp_path):
 
 
 def test_links_constants_follow_config(colab_setup, tmp_path):
-    """lib/links.py's generated constants: --check notices a stale pair, --write restores it."""
+    """lib/course/links.py's generated constants: --check notices a stale pair, --write
+    restores it."""
     config = tmp_path / "_config.yml"
     config.write_text("repository:\n  url: https://github.com/someone/elsewhere\n  branch: dev\n")
     links = tmp_path / "links.py"
-    original = (ROOT / "lib" / "links.py").read_text(encoding="utf-8")
+    original = (ROOT / "lib" / "course" / "links.py").read_text(encoding="utf-8")
     links.write_text(original, encoding="utf-8")
-    assert colab_setup.sync_links(ROOT / "lib" / "links.py") is True  # the real one is in sync
+    assert colab_setup.sync_links(ROOT / "lib" / "course" / "links.py") is True  # in sync
     assert colab_setup.sync_links(links, config) is False
     assert links.read_text(encoding="utf-8") == original  # a check writes nothing
     assert colab_setup.sync_links(links, config, write=True) is False
@@ -396,7 +397,7 @@ def test_visible_cell_rule_finds_long_and_glue_cells():
         nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(41))),
         nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(40))),
         nbformat.v4.new_code_cell('n = 3\nglue("n", n, display=False)'),
-        nbformat.v4.new_code_cell("fn = lib.notebook.glue  # named, not called"),
+        nbformat.v4.new_code_cell("fn = lib.course.notebook.glue  # named, not called"),
         hidden_glue,
     ])
     assert visible_cell_problems(nb) == ["cell 0: 41 lines (at most 40 visible)",

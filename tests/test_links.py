@@ -1,17 +1,19 @@
-"""lib.links: every URL of the course derives from the repository URL written in _config.yml."""
+"""lib.course.links: every URL of the course derives from the repository URL written in
+_config.yml."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import load_script
 
-from lib import links
+from lib.course import links
 
 
 def test_the_package_carries_the_repository_of_config_yml():
     url, branch = load_script("colab_setup").load_repository()
     assert (links.REPOSITORY, links.BRANCH) == (url, branch), (
-        "lib/links.py disagrees with _config.yml: run `python scripts/colab_setup.py --write`")
+        "lib/course/links.py disagrees with _config.yml: run "
+        "`python scripts/colab_setup.py --write`")
 
 
 def test_urls_derived_from_the_repository(monkeypatch):

@@ -1,4 +1,5 @@
-"""lib.memo: a result is computed once per settings and code, read back afterwards, recomputed
+"""lib.course.memo: a result is computed once per settings and code, read back afterwards,
+recomputed
 when the settings, the code or SEQ2SEQ_RECOMPUTE say so; bad input is named."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import pytest
 
 import lib.data
 import lib.head
-from lib import memo
+from lib.course import memo
 
 
 @pytest.fixture(autouse=True)

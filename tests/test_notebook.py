@@ -1,4 +1,5 @@
-"""lib.notebook.glue: myst-nb's glue in the book build, a plain display without myst-nb (Colab)."""
+"""lib.course.notebook.glue: myst-nb's glue in the book build, a plain display without myst-nb
+(Colab)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import types
 
 import pytest
 
-from lib import notebook
+from lib.course import notebook
 
 
 def test_uses_myst_nb_when_it_is_installed(monkeypatch):

@@ -1,6 +1,6 @@
 """The Playground page (issue #21): the exported model against lib, in Python and in Chromium.
 
-Oracles: `lib.playground.page_model(model)`, the reference model with the page's int8-rounded
+Oracles: `lib.course.playground.page_model(model)`, the reference model with the page's int8-rounded
 weights, run by lib (Seq2Seq.translate, lib.widgets.trace.capture_hidden); lib.data's
 tokeniser and detokeniser; BLEU by sacrebleu (lib.evaluate). The browser tests run against the
 built site when there is one (`make test`), else against a small site assembled here from
@@ -22,7 +22,7 @@ import pytest
 import torch
 from conftest import ROOT, SITE, load_script, open_page, serve_directory
 
-from lib import playground
+from lib.course import playground
 from lib.data import SOS, detokenize, load_corpus, normalize, tokenize
 
 EXPORTS = ROOT / "_build" / "playground"
@@ -96,7 +96,7 @@ def export_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def page_model():
-    from lib.reference import pretrained
+    from lib.course.reference import pretrained
 
     return playground.page_model(pretrained(progress=False))
 

@@ -166,14 +166,14 @@ def test_code_fences_are_kept_verbatim(conv):
 
 
 def test_strip_glue_statements_and_import():
-    source = ('from lib.notebook import glue\nfrom lib import data\n\nx = 1\n'
+    source = ('from lib.course.notebook import glue\nfrom lib import data\n\nx = 1\n'
               'glue("x", x, display=False)\nfor n in range(4):\n    glue(f"p{n}", n, '
               'display=False)\nfor k in (1, 2):\n    y = k * 2\n    glue(f"y{k}", y,\n'
               '         display=False)\nprint(x)')
     assert rn.strip_glue(source) == (
         "from lib import data\n\nx = 1\nfor k in (1, 2):\n    y = k * 2\nprint(x)")
-    assert rn.strip_glue("from lib.notebook import glue, other\nother()") == (
-        "from lib.notebook import other\nother()")
+    assert rn.strip_glue("from lib.course.notebook import glue, other\nother()") == (
+        "from lib.course.notebook import other\nother()")
     assert rn.strip_glue('glue("a", 1, display=False)\nglue("b", 2, display=False)') == ""
     assert rn.strip_glue("def f():\n    return 1") == "def f():\n    return 1"
 

@@ -1,4 +1,5 @@
-"""lib.release (`make release`): the checkpoint and manifest readers download. A tiny reference
+"""lib.course.release (`make release`): the checkpoint and manifest readers download. A tiny
+reference
 model stands in for the real one; the oracle for the manifest is the file itself."""
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import pytest
 import torch
 
 import lib
-from lib import checkpoint, links, reference, release
+from lib.course import checkpoint, links, reference, release
+from lib.course.download import sha256_of
 from lib.data import DataConfig
-from lib.download import sha256_of
 from lib.train import TrainConfig
 
 TINY_DATA = DataConfig(min_freq=1, n_valid=20, n_test=20, seed=0, limit=600)

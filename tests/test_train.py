@@ -12,9 +12,10 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-from lib import bleu, checkpoint, data, toy
+from lib import bleu, data, toy
 from lib import evaluate as ev
 from lib import train as tr
+from lib.course import checkpoint
 from lib.data import EOS, PAD, Vocab
 from lib.train import History, TrainConfig, batch_loss, lr_at
 

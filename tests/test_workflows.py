@@ -191,7 +191,7 @@ def test_publish_targets_call_the_publish_script(target, command):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert lines[-1] == f".venv/bin/python {command}"
-    builds = "lib.release --out _build/release" if target == "publish-release" \
+    builds = "lib.course.release --out _build/release" if target == "publish-release" \
         else "scripts/reader_notebooks.py --out _build/notebooks"
     assert any(builds in line for line in lines[:-1])
 
@@ -270,7 +270,7 @@ def release_dir(tmp_path):
     out.mkdir()
     data = bytes(range(256)) * 40 + b"weights"
     (out / CKPT).write_bytes(data)
-    # As lib/release.py writes it (extra fields such as "training" are ignored).
+    # As lib/course/release.py writes it (extra fields such as "training" are ignored).
     manifest = {"key": KEY, "file": CKPT, "sha256": hashlib.sha256(data).hexdigest(),
                 "bytes": len(data), "dtype": "float16", "lib_version": "0.1.0",
                 "test_bleu": {"float32": {"greedy": 36.46, "beam5": 39.52},

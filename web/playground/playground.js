@@ -1,7 +1,7 @@
 /* The Playground: the reference model translating in the reader's browser.
  *
  * ONNX Runtime Web (npm onnxruntime-web, its wasm backend) runs the two graphs that
- * lib/playground.py exports: encoder.onnx (every layer's state after each source token) and
+ * lib/course/playground.py exports: encoder.onnx (every layer's state after each source token) and
  * decoder_step.onnx (one Decoder.step, then log-softmax). Everything else is here, written to
  * give the same answers as lib: the tokeniser and detokeniser of lib/data.py, greedy search and
  * beam search with the rules of lib/search.py (2k candidates a step, a pool of finished

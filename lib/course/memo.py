@@ -10,7 +10,7 @@ page keeps them after its first execution and reads them back afterwards:
 The key is the settings (`key`, any JSON value), the code of `modules` (without comments and
 docstrings, which do not change what it computes) and the torch version: change any of them and
 the computation runs again. Results are JSON, stored in
-`lib.download.cache_dir()/results/`; delete that folder, or set SEQ2SEQ_RECOMPUTE=1, to
+`lib.course.download.cache_dir()/results/`; delete that folder, or set SEQ2SEQ_RECOMPUTE=1, to
 recompute everything.
 
 `cached_all` does the same for several settings of one computation (three ratios, two wirings):
@@ -68,7 +68,7 @@ def fingerprint(key, modules=()) -> str:
 
 def result_path(name: str, key, modules=()) -> Path:
     """Where `cached` keeps the result of `name` for these settings and this code."""
-    from lib.download import cache_dir
+    from lib.course.download import cache_dir
 
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"name must be letters, digits, '.', '_' or '-', got {name!r}")

@@ -1,8 +1,8 @@
 """Publish the reference model: its checkpoint for the current cache key, and a manifest.
 
-    make release      # = python -m lib.release --out _build/release
+    make release      # = python -m lib.course.release --out _build/release
 
-Readers then get the model in seconds instead of training it (lib.reference.pretrained): the
+Readers then get the model in seconds instead of training it (lib.course.reference.pretrained): the
 manifest names the key, and gives the checkpoint's sha256 and byte count, which the download
 must match. The weights are stored in half precision when that moves neither greedy nor beam-5
 BLEU on the test split by more than TOLERANCE (measured here, each time, and written into the
@@ -19,8 +19,9 @@ from pathlib import Path
 
 import torch
 
-from lib import __version__, checkpoint, reference
-from lib.download import sha256_of
+from lib import __version__
+from lib.course import checkpoint, reference
+from lib.course.download import sha256_of
 
 TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam 5
 BEAM = 5

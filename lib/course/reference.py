@@ -2,25 +2,25 @@
 
 `lib.pretrained()` tries, in order: the cached file for the current cache key (its archive is
 checked first); the checkpoint published for that key (`make release` writes it, CI publishes it
-as a release asset, see lib.release), downloaded once with its sha256 checked against the
+as a release asset, see lib.course.release), downloaded once with its sha256 checked against the
 release's manifest; training, with a message that says why. A file that fails a check is
-deleted, never trusted. The cache key hashes the configs below, the corpus checksum and the code
-of the modules that shape training, so changing any of them gives a new model instead of
-silently showing a stale one.
+deleted, never trusted. The cache key (`training_key`) hashes the settings below, the corpus
+checksum, the torch version the model is trained with and `lib.train.TRAINING_VERSION`, so a
+change of any of them gives a new model instead of silently showing a stale one.
 
-    python -m lib.reference --train     # (re)train, then print held-out BLEU and minutes
+    python -m lib.course.reference --train     # (re)train, then print held-out BLEU and minutes
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import dataclasses
 import hashlib
 import json
 import os
 from pathlib import Path
 
-from lib import checkpoint, links
+from lib.course import checkpoint, links
 from lib.data import DataConfig, corpus_path, load_corpus
 from lib.model import ModelConfig, Seq2Seq
 from lib.train import TrainConfig
@@ -35,45 +35,42 @@ EARLY_MINUTES = 5.0  # the model as it was after this much training is also scor
 
 MANIFEST = "manifest.json"  # beside every published checkpoint: key, sha256, bytes, BLEU
 
-# The modules whose code decides what training produces.
-_TRAINING_CODE = ("data", "encoder", "decoder", "head", "model", "train")
 
+def training_key(data: DataConfig, model: dict, train: TrainConfig,
+                 data_sha256: str | None = None, **more) -> str:
+    """A short hash of what training *does*: the settings, the corpus, torch, the training version.
 
-def _code_fingerprint() -> str:
-    """Hash the code (not comments or docstrings) of the modules that shape training."""
-    h = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in _TRAINING_CODE:
-        tree = ast.parse((here / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                    and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-        h.update(ast.dump(tree).encode())
-    # train_reference (below) seeds and builds the model: its code shapes the result too.
-    here_tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    for node in here_tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "train_reference":
-            node.body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(
-                getattr(n, "value", None), ast.Constant))]
-            h.update(ast.dump(node).encode())
-    return h.hexdigest()
-
-
-def reference_key(data_sha256: str | None = None) -> str:
-    """A short hash of everything that determines the reference model."""
+    Not the code's text: a refactor that computes the same thing keeps the key (and every
+    reader's cached or published model). A change of what training computes must bump
+    `lib.train.TRAINING_VERSION`; tests/test_training_golden.py fails until it is bumped
+    (docs/decisions.md, "What a model's key is"). `model` holds ModelConfig fields other than
+    the vocabulary sizes, which follow from the data settings and the corpus; unset fields count
+    with their defaults, so a new field changes every key. `more` adds settings of a model
+    built another way (e.g. the attention chapter's data).
+    """
     from lib.data import corpus_sha256
+    from lib.train import TRAINING_TORCH, TRAINING_VERSION
 
-    data_sha256 = data_sha256 or corpus_sha256(corpus_path())
-    blob = json.dumps({"data": DATA.__dict__, "model": MODEL, "train": TRAIN.to_dict(),
-                       "corpus": data_sha256, "code": _code_fingerprint()}, sort_keys=True)
+    fields = {f.name: f.default for f in dataclasses.fields(ModelConfig)
+              if f.default is not dataclasses.MISSING}
+    unknown = set(model) - set(fields)
+    if unknown:
+        raise ValueError(f"not ModelConfig fields (or vocabulary sizes, which the data sets): "
+                         f"{sorted(unknown)}")
+    blob = json.dumps({"data": dataclasses.asdict(data), "model": {**fields, **model},
+                       "train": train.to_dict(), "corpus": data_sha256
+                       or corpus_sha256(corpus_path()), "torch": TRAINING_TORCH,
+                       "training_version": TRAINING_VERSION, **more}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def reference_key(data_sha256: str | None = None) -> str:
+    """The reference model's key (`training_key` of DATA, MODEL and TRAIN)."""
+    return training_key(DATA, MODEL, TRAIN, data_sha256)
+
+
 def cache_path() -> Path:
-    from lib.download import cache_dir
+    from lib.course.download import cache_dir
 
     return cache_dir() / f"reference-{reference_key()}.pt"
 
@@ -81,14 +78,10 @@ def cache_path() -> Path:
 def train_reference(progress: bool = True, device=None, path: Path | None = None):
     """Train the reference model from scratch and save it; returns (model, history)."""
     from lib.evaluate import evaluate_bleu
-    from lib.train import train
+    from lib.train import new_model, train
 
     corpus = load_corpus(DATA)
-    config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)
-    import torch
-
-    torch.manual_seed(TRAIN.seed)
-    model = Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab)
+    model = new_model(corpus, TRAIN.seed, **MODEL)
     early = {}
 
     def snapshot(model, hist):  # keep the weights of the last check within EARLY_MINUTES
@@ -120,9 +113,9 @@ def fetch_published(dest: Path, key: str, progress: bool = True) -> Path:
     """Download the checkpoint published for `key` to `dest`, checked against its manifest.
 
     The manifest (small JSON) must name this key; the checkpoint must then have its sha256 and
-    byte count. Raises lib.download.DownloadError (or ChecksumError) when it cannot.
+    byte count. Raises lib.course.download.DownloadError (or ChecksumError) when it cannot.
     """
-    from lib.download import DownloadError, cache_dir, download
+    from lib.course.download import DownloadError, cache_dir, download
 
     tag = release_tag(key)
 
@@ -206,12 +199,12 @@ class _CacheLock:
 
 def _not_cached(path: Path) -> FileNotFoundError:
     return FileNotFoundError(f"no reference model at {path} and training is disabled; run "
-                             f"`make train` (or `python -m lib.reference --train`)")
+                             f"`make train` (or `python -m lib.course.reference --train`)")
 
 
 def _check_writable(path: Path) -> None:
     """Fail in a second, not after the training run, when the cache cannot take the model."""
-    from lib.checkpoint import check_writable
+    from lib.course.checkpoint import check_writable
 
     try:
         check_writable(path)
@@ -226,7 +219,7 @@ def pretrained(device=None, download: bool = True, train: bool = True,
     The model's `source` attribute says which: "cache", "download" or "training". While one
     process downloads or trains, another asking for the same model waits, then loads it.
     """
-    from lib.checkpoint import CheckpointError
+    from lib.course.checkpoint import CheckpointError
 
     path = cache_path()
     key = path.stem.split("-", 1)[1]
@@ -251,10 +244,10 @@ def pretrained(device=None, download: bool = True, train: bool = True,
 
 def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, progress: bool,
                     lock: _CacheLock) -> Seq2Seq:
-    from lib.checkpoint import CheckpointError
+    from lib.course.checkpoint import CheckpointError
 
     if download:
-        from lib.download import DownloadError
+        from lib.course.download import DownloadError
 
         try:
             fetch_published(path, key, progress=progress)

@@ -102,7 +102,7 @@ def _rescue(blob: dict, path: Path, error: Exception) -> CheckpointError:
                                f"{spare} failed too ({e}), so the weights are lost")
     return CheckpointError(f"cannot save the checkpoint to {path}: {reason}. The weights are "
                            f"kept in {spare}: move that file to {path} once its folder can take "
-                           f"it, or load it from there with lib.checkpoint.load")
+                           f"it, or load it from there with lib.course.checkpoint.load")
 
 
 def _why_not_written(error: Exception, path: Path, blob: dict) -> str:

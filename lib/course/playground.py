@@ -18,7 +18,7 @@ same way), the oracle the page is tested against; `manifest.json` records its BL
 float model's on the test split.
 
 The export is keyed like the reference model: `export_key()` hashes the reference cache key and
-this file's code, and `python -m lib.playground --out _build/playground` writes
+this file's code, and `python -m lib.course.playground --out _build/playground` writes
 _build/playground/<key>/ once (`make playground`).
 """
 
@@ -250,7 +250,7 @@ def export_key() -> str:
     """The reference model's cache key + this module's code + the exporter's versions."""
     import onnx
 
-    from lib.reference import reference_key
+    from lib.course.reference import reference_key
 
     h = hashlib.sha256()
     h.update(reference_key().encode())
@@ -283,7 +283,7 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False) -
     if is_complete(target) and not force:
         return target
     if model is None:
-        from lib.reference import pretrained
+        from lib.course.reference import pretrained
 
         model = pretrained(progress=False)
     model = model.cpu().eval()
@@ -296,7 +296,7 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False) -
     report = {f: int8_initializers(tmp / f) for f in ("encoder.onnx", "decoder_step.onnx")}
     (tmp / "vocab.json").write_text(json.dumps(page_settings(model), ensure_ascii=False),
                                     encoding="utf-8")
-    from lib.reference import reference_key
+    from lib.course.reference import reference_key
 
     manifest = {
         "key": key,
