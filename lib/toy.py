@@ -123,7 +123,8 @@ def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
     """After one token B (0.24) is far behind A (0.76), yet B <eos> (0.24) beats every
     continuation of A (the best is A C <eos>, 0.76 * 0.6 * 0.5 = 0.228). Beam k = 3 finds
     B <eos>; with a pruning margin of 1 (0.24 < 0.76 / e) B leaves the beam at step 1 and the
-    answer is A C <eos>; the default margin 2 keeps B (0.24 > 0.76 / e^2)."""
+    answer is A C <eos>; the default margin (search.DEFAULT_MARGIN, 1.5) keeps B
+    (0.24 > 0.76 / e^1.5)."""
     return {
         (): {"A": 0.76, "B": 0.24},
         ("B",): {"<eos>": 1.0},
