@@ -17,9 +17,10 @@ import hashlib
 import os
 import random
 import re
+import sys
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -388,10 +389,46 @@ class Corpus:
     train_examples: list[tuple[list[int], list[int]]]
 
 
-def load_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
-    """Read, split by source sentence, build vocabularies on the training part only, encode."""
+def load_corpus(config: DataConfig = DataConfig(), path=None, cache: bool = True) -> Corpus:
+    """Read, split by source sentence, build vocabularies on the training part only, encode.
+
+    The result is kept on disk (`lib.course.memo`), keyed by `config`, the corpus file's sha256
+    and this module's code, so a chapter reads it back in a fraction of a second instead of
+    tokenising the whole corpus again; a change of any of the three builds it anew.
+    `cache=False` always builds it here.
+    """
+    if not cache:
+        return build_corpus(config, path)
+    from lib.course import memo
+
+    file = Path(path) if path is not None else corpus_path()
+    key = {"config": asdict(config), "corpus": corpus_sha256(file)}
+    stored = memo.cached("corpus", key, lambda: _corpus_to_json(build_corpus(config, file)),
+                         modules=(sys.modules[__name__],))
+    return _corpus_from_json(stored)
+
+
+def build_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
+    """`load_corpus` without the disk cache: the data pipeline itself."""
     split = split_by_source(read_pairs(path, limit=config.limit), config.n_valid, config.n_test,
                             config.seed)
     src_vocab = Vocab.build([tokenize(en) for en, _ in split.train], config.min_freq)
     tgt_vocab = Vocab.build([tokenize(fr) for _, fr in split.train], config.min_freq)
     return Corpus(split, src_vocab, tgt_vocab, encode_pairs(split.train, src_vocab, tgt_vocab))
+
+
+def _corpus_to_json(corpus: Corpus) -> dict:
+    return {"train": corpus.split.train, "valid": corpus.split.valid, "test": corpus.split.test,
+            "src_itos": corpus.src_vocab.itos, "tgt_itos": corpus.tgt_vocab.itos,
+            "examples": corpus.train_examples}
+
+
+def _corpus_from_json(blob: dict) -> Corpus:
+    """The cached corpus, with the tuples JSON turned into lists made tuples again."""
+    split = Split(train=[tuple(p) for p in blob["train"]],
+                  valid=[tuple(p) for p in blob["valid"]], test=[tuple(p) for p in blob["test"]])
+    examples = [tuple(e) for e in blob["examples"]]
+    if len(examples) != len(split.train):
+        raise CorpusError("the cached corpus is inconsistent (examples and pairs differ in "
+                          "number); delete the cache's results/ folder")
+    return Corpus(split, Vocab(blob["src_itos"]), Vocab(blob["tgt_itos"]), examples)

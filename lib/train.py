@@ -76,6 +76,18 @@ class History:
     def tokens_per_second(self) -> float:
         return self.tokens[-1] / self.seconds[-1] if self.seconds else float("nan")
 
+    def log(self, step: int, loss: float, tokens: int, seconds: float, lr: float) -> None:
+        self.step.append(step)
+        self.loss.append(loss)
+        self.tokens.append(tokens)
+        self.seconds.append(seconds)
+        self.lr.append(lr)
+
+    def log_eval(self, step: int, seconds: float, bleu: float) -> None:
+        self.eval_step.append(step)
+        self.eval_seconds.append(seconds)
+        self.valid_bleu.append(bleu)
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -185,8 +197,40 @@ def batch_loss(model, batch: Batch, teacher_forcing: float = 1.0,
     return masked_cross_entropy(head(states), batch.tgt_out, label_smoothing=label_smoothing)
 
 
-# One long function on purpose: its code is hashed into the reference model's cache key
-# (lib/reference.py), so splitting it would force every reader's model to be retrained.
+def make_optimizer(model, config: TrainConfig, device: torch.device) -> torch.optim.Adam:
+    """Adam over every parameter. The fused kernel updates all parameters in one pass instead
+    of one per tensor: on a CPU the optimizer is a large share of a training step."""
+    fused = {"fused": True} if device.type in ("cpu", "cuda") else {}
+    return torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
+                            **fused)
+
+
+def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
+    for group in opt.param_groups:
+        group["lr"] = lr
+
+
+def train_step(model, batch: Batch, opt: torch.optim.Optimizer, config: TrainConfig,
+               coin_gen: torch.Generator, average: WeightAverage | None) -> float:
+    """One update: the batch's loss, its gradient, clipped, one Adam step; returns the loss."""
+    model.train()
+    loss = batch_loss(model, batch, config.teacher_forcing, coin_gen, config.label_smoothing,
+                      config.shortlist, config.samples)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+    opt.step()
+    if average is not None:
+        average.update()
+    return loss.item()
+
+
+def validate(model, valid_pairs, config: TrainConfig, average: WeightAverage | None) -> float:
+    """Validation BLEU of the weights training returns (the average, when there is one)."""
+    with average.applied() if average is not None else nullcontext():
+        return evaluate_bleu(model, valid_pairs[:config.eval_sentences])
+
+
 def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pairs=None,
           device=None, progress: bool = True, log_every: int = 20, on_eval=None) -> History:
     """Train `model` in place on encoded (src ids, tgt ids) examples; return the history.
@@ -201,61 +245,40 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
     device = pick_device(device)
     model.to(device)
     seed_everything(config.seed)
-    coin_gen = torch.Generator().manual_seed(config.seed + 1)
-    n_epochs = math.ceil(config.epochs)
+    coin_gen = torch.Generator().manual_seed(config.seed + 1)  # teacher forcing's coins
     per_epoch = math.ceil(len(train_examples) / config.batch_size)
-    total = int(round(config.epochs * per_epoch))
-    # The fused Adam kernel updates all parameters in one pass instead of one per tensor: on a
-    # CPU the optimizer is a large share of a training step (bench/training.py times steps).
-    fused = {"fused": True} if device.type in ("cpu", "cuda") else {}
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
-                           **fused)
+    total = int(round(config.epochs * per_epoch))  # steps; the last epoch may be partial
+    opt = make_optimizer(model, config, device)
     average = WeightAverage(model, config.ema) if config.ema else None
     hist = History()
     step, seen, running = 0, 0, None
     start = time.perf_counter()
     bar = tqdm(total=total, desc="training", disable=not progress, unit="batch")
-    for epoch in range(n_epochs):
+    for epoch in range(math.ceil(config.epochs)):
         batches = make_batches(train_examples, config.batch_size, shuffle=True,
                                seed=config.seed * 1000 + epoch)
         for batch in batches:
             if step >= total:
                 break
-            model.train()
-            batch = batch.to(device)
             lr = lr_at(step, total, config)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            loss = batch_loss(model, batch, config.teacher_forcing, coin_gen,
-                              config.label_smoothing, config.shortlist, config.samples)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-            opt.step()
-            if average is not None:
-                average.update()
+            set_lr(opt, lr)
+            batch = batch.to(device)
+            value = train_step(model, batch, opt, config, coin_gen, average)
             step += 1
             seen += batch.n_tokens
-            value = loss.item()
             running = value if running is None else 0.95 * running + 0.05 * value
             if step % log_every == 0 or step == total:
-                hist.step.append(step)
-                hist.loss.append(running)
-                hist.tokens.append(seen)
-                hist.seconds.append(time.perf_counter() - start)
-                hist.lr.append(lr)
+                hist.log(step, running, seen, time.perf_counter() - start, lr)
                 bar.set_postfix(loss=f"{running:.3f}")
             bar.update(1)
             end_of_epoch = step % per_epoch == 0 or step == total
             due = step % config.eval_every == 0 if config.eval_every else end_of_epoch
             if valid_pairs and due:
-                with average.applied() if average is not None else nullcontext():
-                    bleu = evaluate_bleu(model, valid_pairs[:config.eval_sentences])
-                    hist.eval_step.append(step)
-                    hist.eval_seconds.append(time.perf_counter() - start)
-                    hist.valid_bleu.append(bleu)
-                    bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
-                    if on_eval is not None:
+                bleu = validate(model, valid_pairs, config, average)
+                hist.log_eval(step, time.perf_counter() - start, bleu)
+                bar.set_postfix(loss=f"{running:.3f}", bleu=f"{bleu:.1f}")
+                if on_eval is not None:
+                    with average.applied() if average is not None else nullcontext():
                         on_eval(model, hist)
     bar.close()
     if average is not None:
