@@ -175,70 +175,79 @@ class Svg:
 
 
 def intro_model() -> Svg:
-    svg = Svg(980, 430, "The RNN encoder-decoder translating We won.",
+    svg = Svg(1000, 545, "The RNN encoder-decoder translating We won.",
               "The English sentence We won. is split into the tokens We, won and the full stop; "
               "each is embedded as x_t and read by a two-layer GRU encoder, one column per "
-              "token. The encoder's final states form the context c, which is the decoder's "
-              "initial state. The decoder starts from <sos>; at each step its GRU state s_t "
-              "goes through the prediction head (W_p and a softmax) to pick the next token, "
-              "which is fed back as the next input: Nous, avons, gagné, the full stop, and "
-              "finally <eos>, which ends the translation.")
+              "token. Each decoder layer starts from the encoder's final state of the same "
+              "layer (s_0^1 = h_3^1, s_0^2 = h_3^2). The last layer's final state is also the "
+              "context c = h_3^2, which enters the decoder's first layer at every step, next to "
+              "the previous token. The decoder starts from <sos>; at each step its top state "
+              "s_t^2 goes through the prediction head (W_p and a softmax) to pick the next "
+              "token, which is fed back as the next input: Nous, avons, gagné, the full stop, "
+              "and finally <eos>, which ends the translation.")
     svg.text(30, 34, "encoder", size=16, anchor="start", weight="bold", fill=ENC[1])
-    svg.text(470, 34, "decoder", size=16, anchor="start", weight="bold", fill=DEC[1])
-    svg.text(960, 34, "prediction head", size=16, anchor="end", weight="bold", fill=HEAD[1])
+    svg.text(452, 34, "decoder", size=16, anchor="start", weight="bold", fill=DEC[1])
+    svg.text(436, 150, "prediction head", size=14, anchor="end", weight="bold", fill=HEAD[1])
+    rows = {1: 340, 2: 240}  # layer -> y of its GRU boxes, shared by encoder and decoder
+    svg.text(22, rows[1] + 5, "layer 1", size=12, anchor="start", fill=MUTED)
+    svg.text(22, rows[2] + 5, "layer 2", size=12, anchor="start", fill=MUTED)
     # encoder: sentence -> tokens -> two GRU layers
-    xs = [125, 225, 325]
-    svg.text(225, 412, "“We won.”", size=16, font=SERIF)
-    svg.line(225, 395, 225, 372, MUTED)
-    svg.text(290, 388, "tokenise", size=12, anchor="start", fill=MUTED)
+    xs = [110, 200, 290]
+    svg.text(200, 505, "“We won.”", size=16, font=SERIF)
+    svg.line(200, 488, 200, 437, MUTED)
+    svg.text(210, 470, "tokenise", size=12, anchor="start", fill=MUTED)
     for t, (x, tok) in enumerate(zip(xs, ["We", "won", "."]), start=1):
-        svg.box(x, 355, 64, 30, TOK, tok, font=MONO)
-        svg.line(x, 340, x, 296, MUTED)
-        svg.math(x + 14, 322, f"x_{t}", size=14, anchor="start")
-        for layer, y in ((1, 275), (2, 185)):
+        svg.box(x, 420, 64, 30, TOK, tok, font=MONO)
+        svg.line(x, 405, x, 364, MUTED)
+        svg.math(x + 8, 390, f"x_{t}", size=14, anchor="start")
+        for layer, y in rows.items():
             svg.box(x, y, 74, 44, ENC, "")
             svg.text(x, y - 5, "GRU", size=12, fill=ENC[1])
             svg.math(x, y + 15, f"h_{t}^{layer}", size=15)
-        svg.line(x, 253, x, 209, ENC[1])
-        if t < 3:
-            for y in (275, 185):
+            if t < 3:
                 svg.line(x + 37, y, xs[t] - 39, y, ENC[1])
-    svg.text(28, 280, "layer 1", size=12, anchor="start", fill=MUTED)
-    svg.text(28, 190, "layer 2", size=12, anchor="start", fill=MUTED)
-    svg.line(362, 185, 388, 185, CTX[1])
-    svg.line(362, 275, 376, 275, CTX[1], arrow=False)
-    svg.path("M376 275 L376 202 L388 202", CTX[1])
-    # context
-    svg.box(420, 193, 60, 60, CTX, "")
-    svg.math(420, 192, "c", size=20)
-    svg.text(420, 211, "context", size=11, fill=CTX[1])
-    svg.line(450, 205, 474, 232, CTX[1])
+        svg.line(x, rows[1] - 22, x, rows[2] + 24, ENC[1])
+    # each decoder layer starts from the encoder's final state of the same layer (eq. 3)
+    dx = [495, 600, 705, 810, 915]
+    for layer, y in rows.items():
+        svg.line(327, y, dx[0] - 39, y, ENC[1])
+        svg.math(405, y - 8, f"s_0^{layer} = h_3^{layer}", size=13)
+    # the context c = h_3^2, fed to the decoder's first layer at every step
+    svg.path(f"M352 {rows[2]} L352 470 L366 470", CTX[1])
+    svg.box(390, 470, 44, 30, CTX, "")
+    svg.math(390, 476, "c", size=17)
+    svg.math(330, 475, "c = h_3^2", size=13, anchor="end")
+    svg.text(390, 503, "context", size=11, fill=CTX[1])
+    svg.line(412, 470, dx[-1] + 28, 470, CTX[1], arrow=False)
     # decoder loop
-    dx = [520, 625, 730, 835, 940]
     inputs = ["<sos>", "Nous", "avons", "gagné", "."]
     outputs = ["Nous", "avons", "gagné", ".", "<eos>"]
     for t, x in enumerate(dx):
-        svg.box(x - 5, 355, 74, 30, TOK, inputs[t], font=MONO, size=13)
-        svg.line(x - 5, 340, x - 5, 267, MUTED)
-        svg.box(x - 5, 245, 74, 44, DEC, "")
-        svg.text(x - 5, 240, "GRU", size=12, fill=DEC[1])
-        svg.math(x - 5, 260, f"s_{t + 1}", size=15)
-        svg.line(x - 5, 223, x - 5, 182, DEC[1])
-        svg.box(x - 5, 160, 78, 40, HEAD, "", size=12)
-        svg.math(x - 5, 157, "W_p", size=14)
-        svg.text(x - 5, 173, "softmax", size=11, fill=HEAD[1])
-        svg.line(x - 5, 140, x - 5, 112, HEAD[1])
+        svg.box(x - 12, 420, 66, 30, TOK, inputs[t], font=MONO, size=13)
+        svg.line(x - 12, 405, x - 12, 364, MUTED)
+        svg.line(x + 28, 470, x + 28, 364, CTX[1])
+        for layer, y in rows.items():
+            svg.box(x, y, 74, 44, DEC, "")
+            svg.text(x, y - 5, "GRU", size=12, fill=DEC[1])
+            svg.math(x, y + 15, f"s_{t + 1}^{layer}", size=15)
+            if t + 1 < len(dx):
+                svg.line(x + 37, y, dx[t + 1] - 39, y, DEC[1])
+        svg.line(x, rows[1] - 22, x, rows[2] + 24, DEC[1])
+        svg.line(x, rows[2] - 22, x, 167, DEC[1])
+        svg.box(x, 145, 78, 40, HEAD, "", size=12)
+        svg.math(x, 142, "W_p", size=14)
+        svg.text(x, 158, "softmax", size=11, fill=HEAD[1])
+        svg.line(x, 125, x, 87, HEAD[1])
         last = t == len(dx) - 1
-        svg.box(x - 5, 95, 74, 30, BAD if last else TOK, outputs[t], font=MONO, size=13,
+        svg.box(x, 70, 74, 30, BAD if last else TOK, outputs[t], font=MONO, size=13,
                 weight="bold" if last else None)
         if t + 1 < len(dx):
-            svg.line(x + 32, 245, dx[t + 1] - 42, 245, DEC[1])
-            nxt = dx[t + 1] - 5
-            svg.path(f"M{x + 32} 95 L{x + 47} 95 L{x + 47} 330 L{nxt} 330 L{nxt} 338", MUTED,
+            nxt = dx[t + 1] - 12
+            svg.path(f"M{x + 37} 70 L{x + 52} 70 L{x + 52} 392 L{nxt} 392 L{nxt} 403", MUTED,
                      dash="5 4")
-    svg.text(935, 68, "stop", size=12, anchor="middle", fill=BAD[1])
-    svg.text(522, 405, "each chosen token is fed back as the next input", size=12,
-             anchor="start", fill=MUTED)
+    svg.text(915, 44, "stop", size=12, anchor="middle", fill=BAD[1])
+    svg.text(985, 532, "┄ each chosen token is fed back as the next input;  "
+             "— c enters layer 1 at every step", size=12, anchor="end", fill=MUTED)
     return svg
 
 
@@ -313,7 +322,7 @@ def encoder_grid() -> Svg:
 
 
 def _decoder_panel(svg: Svg, x0: float, feed: bool):
-    title = ("context at every step (Cho et al. 2014)" if feed
+    title = ("context at every step too (after Cho et al. 2014)" if feed
              else "context as the initial state only (Sutskever et al. 2014)")
     svg.text(x0 + 230, 36, title, size=14, weight="bold", fill=DEC[1])
     svg.text(x0 + 230, 56, f"ModelConfig(feed_context={feed})", size=12, font=MONO,
@@ -371,7 +380,8 @@ def decoder_unrolled() -> Svg:
               "layer starts from the encoder's final state of the same layer (s_0^i = h_S^i, "
               "eq. 3), the first input is <sos>, and at every step the GRU state goes through "
               "the prediction head to produce the next token y_t, which is fed back as the next "
-              "input. Left (Cho et al. 2014, feed_context=True): the context c also enters the "
+              "input. Left (a variant of Cho et al. 2014, feed_context=True): the context c also "
+              "enters the "
               "first layer at every step, next to the embedding e(y_t-1). Right (Sutskever et "
               "al. 2014, feed_context=False): the context enters only through the initial "
               "state.")
@@ -468,48 +478,54 @@ def prediction_head() -> Svg:
 
 
 def teacher_forcing() -> Svg:
-    ref = ["Ravi", "de", "vous", "rencontrer", "."]
-    free = ["Ravi", "de", "te", "voir", "."]  # an illustrative free run that slips at step 3
-    svg = Svg(1000, 520, "Teacher forcing in training against free running at translation time",
+    # the chapter's training pair (the first French line of "Nice to meet you." in the split)
+    ref = ["Je", "suis", "heureux", "de", "vous", "rencontrer", "."]
+    free = ["Je", "suis", "heureux", "de", "te", "voir", "."]  # illustrative: slips at step 5
+    svg = Svg(1000, 540, "Teacher forcing in training against free running at translation time",
               "Two rows of the same decoder on the source Nice to meet you. Top, training "
               "with teacher forcing: the inputs are the reference shifted right by one "
-              "(<sos>, Ravi, de, vous, rencontrer, full stop) and the targets are the "
-              "reference followed by <eos>; even where the model's prediction is wrong (te "
-              "instead of vous) the next input is the reference word. Bottom, translation: "
-              "there is no reference, so each step's input is the model's own previous output; "
-              "after the same slip (te) the model reads its own mistake and goes on from "
-              "there (voir).")
-    svg.text(30, 32, "source: “Nice to meet you.”   reference: “Ravi de vous rencontrer.”",
-             size=14, anchor="start")
-    xs = [160 + 140 * t for t in range(6)]
+              "(<sos>, Je, suis, heureux, de, vous, rencontrer, full stop) and the targets are "
+              "the reference followed by <eos>; even where the model's prediction differs from "
+              "the target (te instead of vous, in red) the next input is the reference word "
+              "vous. Bottom, translation: there is no reference, so each step's input is the "
+              "model's own previous output; after the same slip (te, in red) the model reads "
+              "its own word and goes on from there (voir instead of rencontrer, also red).")
+    svg.text(30, 32, "source: “Nice to meet you.”   reference: “Je suis heureux de vous "
+             "rencontrer.”", size=14, anchor="start")
+    xs = [150 + 112 * t for t in range(8)]
 
     def row(y0, title, inputs, preds, targets, fed_back):
         svg.text(30, y0 - 8, title, size=14, anchor="start", weight="bold", fill=DEC[1])
         for t, x in enumerate(xs):
-            svg.box(x, y0 + 170, 96, 28, TOK, inputs[t], font=MONO, size=13)
+            svg.box(x, y0 + 170, 94, 28, TOK, inputs[t], font=MONO, size=13)
             svg.line(x, y0 + 156, x, y0 + 127, MUTED)
-            svg.box(x, y0 + 105, 96, 40, DEC, "decoder", size=12)
+            svg.box(x, y0 + 105, 94, 40, DEC, "decoder", size=12)
             if t + 1 < len(xs):
-                svg.line(x + 48, y0 + 105, xs[t + 1] - 50, y0 + 105, DEC[1])
+                svg.line(x + 47, y0 + 105, xs[t + 1] - 49, y0 + 105, DEC[1])
             svg.line(x, y0 + 85, x, y0 + 58, DEC[1])
-            wrong = targets is not None and preds[t] != targets[t]
-            svg.box(x, y0 + 42, 96, 28, BAD if wrong else HEAD, preds[t], font=MONO, size=13)
+            # one rule in both rows: red where the output is not the reference's token
+            differs = preds[t] != (ref + ["<eos>"])[t]
+            svg.box(x, y0 + 42, 94, 28, BAD if differs else HEAD, preds[t], font=MONO, size=13)
             if targets is not None:
-                svg.text(x, y0 + 14, f"target {targets[t]}", size=12, font=MONO, fill=MUTED)
+                svg.text(x, y0 + 14, targets[t], size=12, font=MONO, fill=MUTED)
             if fed_back and t + 1 < len(xs):
                 nxt = xs[t + 1]
-                svg.path(f"M{x + 48} {y0 + 42} L{x + 70} {y0 + 42} L{x + 70} {y0 + 150} "
-                         f"L{nxt - 30} {y0 + 150} L{nxt - 30} {y0 + 154}", MUTED, dash="5 4")
-        svg.text(30, y0 + 46, "predicted", size=12, anchor="start", fill=MUTED)
+                svg.path(f"M{x + 47} {y0 + 42} L{x + 56} {y0 + 42} L{x + 56} {y0 + 148} "
+                         f"L{nxt - 30} {y0 + 148} L{nxt - 30} {y0 + 154}", MUTED, dash="5 4")
+        if targets is not None:
+            svg.text(30, y0 + 18, "target", size=12, anchor="start", fill=MUTED)
+        svg.text(30, y0 + 46, "output", size=12, anchor="start", fill=MUTED)
         svg.text(30, y0 + 175, "input", size=12, anchor="start", fill=MUTED)
 
     shifted = ["<sos>"] + ref
-    preds = ["Ravi", "de", "te", "rencontrer", ".", "<eos>"]
+    preds = ["Je", "suis", "heureux", "de", "te", "rencontrer", ".", "<eos>"]
     row(66, "training (teacher forcing): the inputs are the reference, shifted by one",
         shifted, preds, ref + ["<eos>"], fed_back=False)
     row(300, "translation: each input is the model's own previous output",
         ["<sos>"] + free, free + ["<eos>"], None, fed_back=True)
-    svg.text(500, 508, "┄ the model's output is fed back (no reference at translation time)",
+    svg.text(500, 508, "red: the output differs from the reference's token at that step",
+             size=12, fill=MUTED)
+    svg.text(500, 528, "┄ the model's output is fed back (no reference at translation time)",
              size=12, fill=MUTED)
     return svg
 
