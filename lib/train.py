@@ -9,11 +9,13 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 
 import torch
+from tqdm.auto import tqdm
 
 from lib.data import Batch, make_batches
 from lib.device import pick_device
 from lib.evaluate import evaluate_bleu
 from lib.head import masked_cross_entropy, shortlist_cross_entropy
+from lib.model import ModelConfig, Seq2Seq
 
 # What a published model's key says about the code that trained it (lib.course.reference.
 # training_key). Bump TRAINING_VERSION with any change of what training computes from the same
@@ -139,8 +141,6 @@ def new_model(corpus, seed: int, **sizes):
     `sizes` are ModelConfig fields (emb_dim, hidden_size, ...). Seeding here, right before the
     layers draw their initial weights, is part of what training computes.
     """
-    from lib.model import ModelConfig, Seq2Seq
-
     config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **sizes)
     torch.manual_seed(seed)
     return Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab)
@@ -240,8 +240,6 @@ def train(model, train_examples, config: TrainConfig = TrainConfig(), valid_pair
     With `config.ema` > 0 the validation checks, `on_eval` and the returned model use the
     moving average of the weights (`WeightAverage`) instead of the last weights.
     """
-    from tqdm.auto import tqdm
-
     device = pick_device(device)
     model.to(device)
     seed_everything(config.seed)
