@@ -44,11 +44,18 @@ $(NPM_STAMP): package.json package-lock.json
 
 setup: $(STAMP) $(NPM_STAMP)
 
-# Debian's Chromium for the browser test (never `playwright install`), and a small CJK font so
-# the screenshots show the introduction's Chinese example as readers see it.
+# A Chromium-family browser for the browser tests (never `playwright install`): they use
+# $CHROMIUM, else Google Chrome, else Debian's chromium (tests/conftest.py, chromium_path), so
+# Debian's package is installed only when none of them is there (GitHub's Ubuntu runners ship
+# Chrome, and Ubuntu has no `chromium` package but a snap stub). And a small CJK font, so the
+# screenshots show the introduction's Chinese example as readers see it.
 chromium:
-	@command -v chromium >/dev/null && fc-list :lang=zh | grep -q . || { \
-	  $(SUDO) apt-get update && $(APT_INSTALL) chromium fonts-wqy-microhei; }
+	@missing=; \
+	[ -n "$$CHROMIUM" ] || command -v google-chrome >/dev/null || \
+	  command -v google-chrome-stable >/dev/null || command -v chromium >/dev/null || \
+	  missing=chromium; \
+	fc-list :lang=zh 2>/dev/null | grep -q . || missing="$$missing fonts-wqy-microhei"; \
+	[ -z "$$missing" ] || { $(SUDO) apt-get update && $(APT_INSTALL) $$missing; }
 
 train: setup
 	$(PY) -m lib.course.reference --train

@@ -101,24 +101,109 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 
 def chromium_path() -> str | None:
-    return shutil.which("chromium") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+    """The Chromium-family browser the browser tests drive (never `playwright install`, which
+    downloads one): $CHROMIUM (a path or a command), else Google Chrome when present (GitHub's
+    Ubuntu runners ship it, and Ubuntu's `chromium` package is a snap stub), else Debian's
+    chromium; None when there is none. A $CHROMIUM that names no executable is an error."""
+    named = os.environ.get("CHROMIUM", "").strip()
+    if named:
+        found = shutil.which(os.path.expanduser(named))
+        if found is None:
+            raise FileNotFoundError(f"CHROMIUM={named!r} is not an executable browser")
+        return found
+    for command in ("google-chrome", "google-chrome-stable", "chromium"):
+        found = shutil.which(command)
+        if found:
+            return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+# The fonts every browser test sees, whatever the machine has installed: rendered widths (text,
+# and MathJax, which scales its math to the x-height of the surrounding font) then come out the
+# same everywhere. DejaVu comes with matplotlib (a requirement), so it is always there; a CJK
+# font (`make test` installs fonts-wqy-microhei) only draws characters DejaVu lacks, such as
+# the introduction's Chinese example, so whether one is installed changes no Latin width.
+FONT_FAMILIES = {  # as Debian's fontconfig maps the generic names
+    "serif": "DejaVu Serif",
+    "sans-serif": "DejaVu Sans",
+    "monospace": "DejaVu Sans Mono",
+}
+CJK_FAMILIES = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Serif CJK SC",
+                "Droid Sans Fallback"]
+# Debian's rendering settings (/etc/fonts/conf.d/10-*): slight hinting, antialiased glyphs.
+FONT_RENDERING = ('<match target="font"><edit name="antialias" mode="assign"><bool>true</bool>'
+                  '</edit><edit name="hinting" mode="assign"><bool>true</bool></edit>'
+                  '<edit name="hintstyle" mode="assign"><const>hintslight</const></edit>'
+                  '<edit name="rgba" mode="assign"><const>none</const></edit>'
+                  '<edit name="lcdfilter" mode="assign"><const>lcddefault</const></edit></match>')
+
+
+def cjk_font_files() -> list[Path]:
+    """The installed fonts with Chinese glyphs (fontconfig's view), for the pinned font set."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return []
+    import subprocess
+
+    listed = subprocess.run([fc_list, ":lang=zh", "file"], capture_output=True, text=True,
+                            timeout=60).stdout
+    return sorted({Path(line.split(":")[0]) for line in listed.splitlines() if ":" in line})
+
+
+def pinned_fonts(folder: Path, extra: list[Path] | None = None) -> Path:
+    """Write a fontconfig file under `folder` that offers the browser matplotlib's DejaVu fonts
+    (and `extra`, by default the installed CJK fonts) and nothing else; returns its path, for
+    FONTCONFIG_FILE."""
+    import matplotlib
+
+    dejavu = sorted((Path(matplotlib.get_data_path()) / "fonts" / "ttf").glob("DejaVu*.ttf"))
+    if not dejavu:
+        raise FileNotFoundError("matplotlib's DejaVu fonts are missing: reinstall matplotlib")
+    fonts = folder / "fonts"
+    fonts.mkdir(parents=True, exist_ok=True)
+    for i, path in enumerate([*dejavu, *(cjk_font_files() if extra is None else extra)]):
+        link = fonts / f"{i:02d}-{path.name}"
+        if not link.exists():
+            link.symlink_to(path)
+    rules = [f'<alias binding="same"><family>{generic}</family><prefer><family>{family}'
+             f"</family>{''.join(f'<family>{f}</family>' for f in CJK_FAMILIES)}</prefer></alias>"
+             for generic, family in FONT_FAMILIES.items()]
+    conf = folder / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n'
+        f"<fontconfig>\n<dir>{fonts}</dir>\n<cachedir>{folder / 'cache'}</cachedir>\n"
+        # a family that is not here falls back to sans-serif, as Debian's 49-sansserif.conf does
+        '<match target="pattern"><test qual="all" name="family" compare="not_eq">'
+        "<string>sans-serif</string></test>"
+        '<test qual="all" name="family" compare="not_eq"><string>serif</string></test>'
+        '<test qual="all" name="family" compare="not_eq"><string>monospace</string></test>'
+        '<edit name="family" mode="append_last"><string>sans-serif</string></edit></match>\n'
+        + "\n".join([*rules, FONT_RENDERING]) + "\n</fontconfig>\n",
+        encoding="utf-8",
     )
+    return conf
 
 
 @pytest.fixture(scope="session")
-def browser():
-    path = chromium_path()
+def browser(tmp_path_factory):
+    """Headless Chromium with the pinned fonts (`pinned_fonts`)."""
+    try:
+        path = chromium_path()
+    except FileNotFoundError as error:
+        pytest.fail(str(error))
     if path is None:
-        message = "Debian's chromium is not installed (`make test` installs it)"
+        message = ("no Chromium-family browser: set CHROMIUM to one, or install Debian's "
+                   "chromium (`make test` does)")
         if os.environ.get("COURSE_REQUIRE_SITE"):
             pytest.fail(message)
         pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
+    env = {**os.environ, "FONTCONFIG_FILE": str(pinned_fonts(tmp_path_factory.mktemp("fonts")))}
     # Playwright gives every launch a fresh temporary profile (--user-data-dir).
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
+        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS,
+                                    env=env)
         yield browser
         browser.close()
 

@@ -1,4 +1,4 @@
-"""The built website in a real browser: headless Debian Chromium driven by Playwright.
+"""The built website in a real browser: headless Chromium driven by Playwright.
 
 Every page of `_toc.yml` is opened from a server on 127.0.0.1 with every other address blocked,
 as a reader without internet would see it. For each page: no console errors, no request leaves
@@ -7,20 +7,24 @@ MathJax error and with no display equation wider than the text column, every lin
 resolves (and its #anchor exists), and a chapter notebook carries its Colab link. Screenshots go
 to `_build/screenshots/`.
 
-Needs the built site (`make test` builds it first) and Chromium (`make test` installs Debian's
-package when it is missing). Never `playwright install`: it downloads a browser.
+Needs the built site (`make test` builds it first) and a Chromium-family browser: $CHROMIUM,
+else Google Chrome, else Debian's chromium (`make test` installs it when none is there). Never
+`playwright install`: it downloads a browser. The browser sees only the fonts conftest.py pins,
+so the widths measured here are the same on every machine.
 """
 
 from __future__ import annotations
 
 import html.parser
 import json
+import os
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import conftest
 import pytest
 import yaml
 from conftest import LOCAL_HOSTS, ROOT, load_script, open_page, serve_directory  # noqa: F401
@@ -421,3 +425,62 @@ def test_math_check_accepts_the_fixed_equations(browser, tmp_path):
         ("Fine", _sphinx_display(FINE_NUMBERED)),
         ("Inline", r'<p>A fraction <span class="math">\(\frac{1}{2}\)</span> in a line.</p>'),
     ]) == []
+
+
+# --- the fonts the browser tests see ---------------------------------------------------------
+
+FONT_PROBE = {  # a font-family each, as pages ask for them
+    "default": "", "serif": "serif", "sans": "sans-serif", "mono": "monospace",
+    "ui": "system-ui", "named": "'Times New Roman', Arial", "theme": (
+        "-apple-system, BlinkMacSystemFont, 'Segoe UI', 'Helvetica Neue', Arial, sans-serif"),
+}
+
+
+def _fonts_used(page) -> dict[str, set[str]]:
+    """The font families Chromium drew each FONT_PROBE paragraph with (DevTools' view)."""
+    page.set_content("".join(f'<p id="{k}" style="font-family: {v}">Width, x-height · 中文</p>'
+                             for k, v in FONT_PROBE.items()))
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    used = {}
+    for key in FONT_PROBE:
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": f"#{key}"})["nodeId"]
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        used[key] = {f["familyName"] for f in fonts}
+    return used
+
+
+def test_the_browser_sees_only_the_pinned_fonts(browser):
+    """Whatever fonts the machine has, Latin text is drawn in matplotlib's DejaVu (conftest's
+    `pinned_fonts`), so rendered widths do not depend on the installed fonts."""
+    context = browser.new_context()
+    try:
+        used = _fonts_used(context.new_page())
+    finally:
+        context.close()
+    cjk = set(conftest.CJK_FAMILIES)
+    assert {k: u - cjk for k, u in used.items()} == {
+        "default": {"DejaVu Sans"}, "serif": {"DejaVu Serif"}, "sans": {"DejaVu Sans"},
+        "mono": {"DejaVu Sans Mono"}, "ui": {"DejaVu Sans"}, "named": {"DejaVu Sans"},
+        "theme": {"DejaVu Sans"}}, used
+
+
+def test_math_widths_do_not_depend_on_a_cjk_font(browser, tmp_path):
+    """The math check measures the same widths with and without a CJK font installed."""
+    sections = [("Teacher forcing", _sphinx_display(TWO_REGIMES_WIDE)),
+                ("A numbered equation", _sphinx_display(WIDE_NUMBERED)),
+                ("Fixed", _sphinx_display(DECODER_EQ4_FIXED))]
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    with_cjk = _problems_on(browser, tmp_path / "with", sections)
+    fonts = conftest.pinned_fonts(tmp_path / "fonts", extra=[])
+    bare = browser.browser_type.launch(
+        executable_path=conftest.chromium_path(), headless=True, args=conftest.CHROMIUM_FLAGS,
+        env={**os.environ, "FONTCONFIG_FILE": str(fonts)})
+    try:
+        without = _problems_on(bare, tmp_path / "without", sections)
+    finally:
+        bare.close()
+    assert len(with_cjk) == 2 and with_cjk == without, (with_cjk, without)

@@ -197,6 +197,69 @@ def test_publish_targets_call_the_publish_script(target, command):
 
 
 # ---------------------------------------------------------------------------------------------
+# The browser: $CHROMIUM, else Google Chrome (GitHub's runners), else Debian's chromium
+
+
+def _fake_commands(folder: Path, names: dict[str, str]) -> Path:
+    """Executables `name` running the shell script `body`, in folder; returns folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, body in names.items():
+        (folder / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def test_the_browser_tests_find_chromium_then_chrome_then_debian_chromium(
+        monkeypatch, tmp_path):
+    from conftest import chromium_path
+
+    both = _fake_commands(tmp_path / "both", {"google-chrome": "", "chromium": ""})
+    debian = _fake_commands(tmp_path / "debian", {"chromium": ""})
+    mine = _fake_commands(tmp_path / "mine", {"my-chrome": ""})
+    monkeypatch.delenv("CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(both))
+    assert chromium_path() == str(both / "google-chrome")
+    monkeypatch.setenv("PATH", str(debian))
+    assert chromium_path() == str(debian / "chromium")
+    monkeypatch.setenv("CHROMIUM", str(mine / "my-chrome"))
+    assert chromium_path() == str(mine / "my-chrome")
+    monkeypatch.setenv("CHROMIUM", str(tmp_path / "no-such-browser"))
+    with pytest.raises(FileNotFoundError, match="CHROMIUM=.*no-such-browser.* not an executable"):
+        chromium_path()
+
+
+@pytest.mark.parametrize("present, environment, installed", [
+    (["google-chrome"], {}, ""),  # GitHub's runners: nothing to install
+    (["chromium"], {}, ""),  # Debian with the package
+    ([], {"CHROMIUM": "/opt/any/chrome"}, ""),
+    ([], {}, "chromium"),  # Debian without it
+])
+@pytest.mark.parametrize("cjk_font", [True, False])
+def test_make_chromium_installs_only_what_is_missing(tmp_path, present, environment, installed,
+                                                    cjk_font):
+    """`make chromium` with stand-ins for the browsers, fc-list and apt-get on PATH."""
+    log = tmp_path / "apt.log"
+    commands = {name: "" for name in present}
+    commands["fc-list"] = "echo '/f/wqy.ttc: WenQuanYi Micro Hei'" if cjk_font else ""
+    commands["apt-get"] = f'echo "$*" >> {log}'
+    bin_dir = _fake_commands(tmp_path / "bin", commands)
+    for tool in ("env", "grep", "sudo", "id"):  # the recipe's own tools, nothing else of PATH
+        if shutil.which(tool):
+            (bin_dir / tool).symlink_to(shutil.which(tool))
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), **environment}
+    result = subprocess.run([shutil.which("make"), "--no-print-directory", "chromium"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    packages = " ".join(filter(None, [installed, "" if cjk_font else "fonts-wqy-microhei"]))
+    calls = log.read_text().splitlines() if log.exists() else []
+    if packages:
+        assert calls[0] == "update" and calls[1].endswith(f"install -y --no-install-recommends "
+                                                         f"{packages}"), calls
+    else:
+        assert calls == [], calls
+
+
+# ---------------------------------------------------------------------------------------------
 # publish.py release, against a fake gh
 
 FAKE_GH = """\
