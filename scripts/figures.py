@@ -266,8 +266,8 @@ def encoder_grid() -> Svg:
               "it (layer i reads layer i-1; layer 1 reads the embedding x_t), as in eq. 1. The "
               "top row is marked as the output states, one per source token, shape (B, S, H); "
               "the last column is marked as the hidden states, one per layer, shape (L, B, H), "
-              "which are the context handed to the decoder. The top-right state belongs to "
-              "both.")
+              "which are the decoder's initial states; the top one, h_S^L, is also the context "
+              "c fed to the decoder at every step. The top-right state belongs to both.")
     x0, dx, y_top, dy = 230, 130, 110, 95
     xs = [x0 + dx * t for t in range(S)]
     ys = [y_top + dy * (L - 1 - i) for i in range(L)]  # layer 1 at the bottom
@@ -282,7 +282,9 @@ def encoder_grid() -> Svg:
              weight="bold")
     svg.text(xs[-1] + 62, ys[1] - 4, "[h_S^1 … h_S^L]", size=14, anchor="start", fill=CTX[1])
     svg.text(xs[-1] + 62, ys[1] + 16, "(L, B, H)", size=14, anchor="start", fill=CTX[1])
-    svg.text(xs[-1] + 62, ys[1] + 38, "= the context", size=14, anchor="start", fill=CTX[1])
+    svg.text(xs[-1] + 62, ys[1] + 38, "= the decoder's", size=14, anchor="start", fill=CTX[1])
+    svg.text(xs[-1] + 62, ys[1] + 56, "initial states", size=14, anchor="start", fill=CTX[1])
+    svg.text(xs[-1] + 62, ys[-1] - 4, "c = h_S^L", size=14, anchor="start", fill=CTX[1])
     for i, y in enumerate(ys):
         name = f"layer {i + 1}" + (" = L" if i == L - 1 else "")
         svg.text(28, y + 5, name, size=13, anchor="start", fill=MUTED)

@@ -1,0 +1,374 @@
+"""The sentences a chapter writes from its own measurements, one small function each.
+
+A chapter never types "better", "rises" or "three times faster" next to a number it computes:
+another model, seed or machine could make that word false. It hands the numbers to one of these
+functions and glues the sentence that comes back, so the words always follow the numbers.
+tests/test_verdicts.py feeds each function every outcome it can meet and checks the wording.
+
+Times are a special case: the page shows the build machine's, while a reader who runs the
+notebook sees their own. `times_as_long` therefore says how the build machine measured and
+never claims a factor for every machine; "1x slower" cannot come out of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def direction(change: float, tolerance: float = 0.0, up: str = "rises", down: str = "falls",
+              flat: str = "barely changes") -> str:
+    """`up` when change > tolerance, `down` when change < -tolerance, otherwise `flat`."""
+    if change > tolerance:
+        return up
+    if change < -tolerance:
+        return down
+    return flat
+
+
+def comparison(a: float, b: float, tolerance: float = 0.0, more: str = "higher",
+               less: str = "lower", same: str = "about the same") -> str:
+    """How a compares with b: `more`, `less`, or `same` within `tolerance`."""
+    return direction(a - b, tolerance, up=more, down=less, flat=same)
+
+
+def times_as_long(slow: float, fast: float, what: str = "", than: str = "") -> str:
+    """'<what> took 2.4 times as long as <than> on the machine that built this page'.
+
+    The factor is the build machine's: a reader's run prints its own. Under 1.1 times it says
+    "about as long"; below 1 it says the first was the faster one, so no factor reads "1x".
+    """
+    if slow <= 0 or fast <= 0:
+        raise ValueError(f"times must be positive, got {slow!r} and {fast!r}")
+    ratio = slow / fast
+    subject = f"{what} " if what else ""
+    other = f" as {than}" if than else ""
+    where = " on the machine that built this page"
+    if ratio >= 1.1:
+        factor = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
+        return f"{subject}took {factor} times as long{other}{where}"
+    if ratio > 1 / 1.1:
+        return f"{subject}took about as long{other}{where}"
+    factor = f"{1 / ratio:.0f}" if 1 / ratio >= 10 else f"{1 / ratio:.1f}"
+    return f"{subject}took {factor} times less time{other.replace(' as ', ' than ')}{where}"
+
+
+def speed_word(ratio: float) -> str:
+    """A machine-independent word for how much slower one way was: ratio = slow / fast."""
+    if ratio >= 3:
+        return "several times slower"
+    if ratio >= 1.1:
+        return "slower"
+    if ratio > 1 / 1.1:
+        return "about as fast"
+    return "faster"
+
+
+def gradient_fate(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> str:
+    """What happened to a gradient factor after many steps: 'vanishes', 'explodes' or 'survives'.
+
+    The thresholds are the encoder chapter's definition: less than a hundredth of the gradient
+    reaches the first step, or it grows more than tenfold.
+    """
+    if norm < vanish:
+        return "vanishes"
+    if norm > explode:
+        return "explodes"
+    return "survives"
+
+
+def gru_against_vanilla(g_gru: float, g_vanilla: float) -> str:
+    """The default GRU's gradient after T steps, compared with the vanilla RNN's."""
+    ratio = g_gru / g_vanilla
+    if ratio >= 3:
+        how = f"passes back {_order(ratio)} more of the gradient than the vanilla RNN"
+    elif ratio > 1 / 3:
+        how = "passes back about as much of the gradient as the vanilla RNN"
+    else:
+        how = f"passes back {_order(1 / ratio)} less of the gradient than the vanilla RNN"
+    fate = gradient_fate(g_gru)
+    if fate == "vanishes":
+        return f"{how}, yet its gradient still vanishes: gates alone do not keep it alive"
+    if fate == "explodes":
+        return f"{how}, and its gradient explodes"
+    return f"{how}, and enough of it survives to matter"
+
+
+def _order(ratio: float) -> str:
+    """A ratio >= 3 in words: 'about 3 times', 'about 1,000 times' (one significant digit)."""
+    power = math.floor(math.log10(ratio))
+    lead = round(ratio / 10 ** power)
+    if lead == 10:
+        lead, power = 1, power + 1
+    return f"about {lead * 10 ** power:,} times"
+
+
+def wiring_verdict(loss_on: float, loss_off: float, long_on: float, long_off: float,
+                   bleu_on: float, bleu_off: float) -> str:
+    """Which decoder wiring the three held-out measures favour (lower loss, higher BLEU)."""
+    fed_wins = [loss_on < loss_off, long_on < long_off, bleu_on > bleu_off]
+    if all(fed_wins):
+        return "the model fed the context at every step is ahead on all three measures"
+    if not any(fed_wins):
+        return ("the model that gets the context only as its initial state is ahead on all "
+                "three measures")
+    return "the two wirings split the three measures between them"
+
+
+def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
+    """Which source an output translates, from its similarity (e.g. BLEU, 0-100) to the
+    translation of the sentence that gave the initial states and to that of the sentence
+    whose context was fed: 'the initial states', 'the context', or 'neither' when the two
+    scores are within `margin` of each other."""
+    if score_states - score_context > margin:
+        return "the initial states"
+    if score_context - score_states > margin:
+        return "the context"
+    return "neither"
+
+
+def context_swap_verdict(routes: Sequence[str]) -> str:
+    """The verdict of the context-swap experiment, from `followed` in each direction."""
+    routes = set(routes)
+    if routes == {"the context"}:
+        return ("in both directions the output translates the sentence whose context is fed: "
+                "on these sentences the model follows the fed context, not its initial states")
+    if routes == {"the initial states"}:
+        return ("in both directions the output translates the sentence the initial states "
+                "come from: on these sentences the model follows its initial states, and the "
+                "fed context changes words, not what the output says")
+    if routes == {"neither"}:
+        return ("in neither direction is the output clearly the translation of one of the two "
+                "sentences: this model mixes both routes")
+    return ("the two directions disagree, so neither route decides the output on its own "
+            "for this model")
+
+
+def drift_conclusion(routes: Sequence[str]) -> str:
+    """What the drift exercise may conclude about the fed context, given the swap experiment."""
+    routes = set(routes)
+    if routes == {"the context"}:
+        return ("and the swap experiment above showed that the model does lean on it: fed "
+                "another sentence's context, it translates that sentence")
+    if routes == {"the initial states"}:
+        return ("but being available is not being used: the swap experiment above showed that "
+                "this model follows its initial states, so the fed context is a route it could "
+                "use rather than one it relies on")
+    return ("and the swap experiment above showed that this model uses both routes, neither "
+            "one deciding on its own")
+
+
+def calibration_verdict(groups: Sequence[tuple[float, float]]) -> str:
+    """groups = [(mean P(top), share right)]: under-, over-confident, or mixed."""
+    if not groups:
+        raise ValueError("no groups to judge")
+    if all(acc > conf for conf, acc in groups):
+        return ("under-confident in every group: its top word is right more often than it "
+                "claims")
+    if all(acc < conf for conf, acc in groups):
+        return ("over-confident in every group: its top word is right less often than it "
+                "claims")
+    return "under-confident in some groups and over-confident in others"
+
+
+def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
+    """BLEU of a continuation after a right and after a wrong forced token."""
+    if after < before - tolerance:
+        return f"falls from {before:.1f} to {after:.1f}"
+    if after > before + tolerance:
+        return f"rises from {before:.1f} to {after:.1f}"
+    return f"stays about the same ({before:.1f} and {after:.1f})"
+
+
+def lowest(values: dict, what: str = "") -> str:
+    """'ratio 1.0' style name of the key with the lowest value; ties are named together."""
+    best = min(values.values())
+    keys = [k for k, v in values.items() if v == best]
+    return " and ".join(f"{what}{k}" for k in keys)
+
+
+def highest(values: dict, what: str = "") -> str:
+    """Like `lowest`, for the highest value."""
+    return lowest({k: -v for k, v in values.items()}, what)
+
+
+def toy_exposure_verdict(forced: dict[float, float], free: dict[float, float]) -> str:
+    """The reversal toy of the teacher-forcing exercise: ratio -> forced and free-run loss.
+
+    Says which model has the lower loss in each regime and the larger gap, in words that hold
+    whichever way the numbers fall."""
+    gap = {r: free[r] - forced[r] for r in forced}
+    low_forced, low_free = lowest(forced, "ratio "), lowest(free, "ratio ")
+    big_gap = highest(gap, "ratio ")
+    if low_forced == low_free:
+        both = (f"the {low_forced} model has the lower loss in both regimes, forced and free "
+                f"running")
+    else:
+        both = (f"the {low_forced} model has the lower forced loss and the {low_free} model the "
+                f"lower free-running loss")
+    return f"{both}; the larger gap between the two belongs to the {big_gap} model"
+
+
+def length_direction(lengths: Sequence[float]) -> str:
+    """How the mean output length moves as alpha grows (lengths ordered by alpha)."""
+    steps = list(zip(lengths, lengths[1:]))
+    if all(b >= a for a, b in steps) and lengths[-1] > lengths[0]:
+        return ("grows with α, as the formula predicts: a larger α lets longer outputs win")
+    if all(b <= a for a, b in steps) and lengths[-1] < lengths[0]:
+        return ("shrinks as α grows, against what the formula predicts: on so few sentences a "
+                "few outputs decide it")
+    if lengths[-1] == lengths[0] and all(a == b for a, b in steps):
+        return "does not change with α on these sentences"
+    return ("does not move steadily with α here: on so few sentences a few outputs decide it")
+
+
+def raw_score_winner(short_wins: int, total: int) -> str:
+    """How often raw log P preferred the shorter of two finished outputs (counted)."""
+    if total <= 0:
+        raise ValueError("nothing counted")
+    share = short_wins / total
+    if share >= 0.9:
+        return "nearly always"
+    if share > 0.5:
+        return "more often than not"
+    if share == 0.5:
+        return "as often as not"
+    if share > 0.1:
+        return "less often than not"
+    return "rarely"
+
+
+def ratio_words(ratio: float) -> str:
+    """A probability ratio below 1 in words: 'about a third', 'about a quarter', ..."""
+    if not 0 < ratio <= 1:
+        raise ValueError(f"expected a ratio in (0, 1], got {ratio!r}")
+    names = {1: "as", 2: "half as", 3: "a third as", 4: "a quarter as", 5: "a fifth as",
+             6: "a sixth as", 8: "an eighth as", 10: "a tenth as"}
+    n = min(names, key=lambda k: abs(1 / k - ratio))
+    if abs(1 / n - ratio) / ratio < 0.12:
+        return f"about {names[n]}"
+    return f"{ratio:.2f} times as"
+
+
+def against_chance(share: float, chance: float, n: int, z: float = 3.0) -> str:
+    """How a share measured on n items compares with the share a random table gets.
+
+    'far more often than' (above by more than z standard errors and at least twice as often),
+    'more often than', 'no more often than' (within z standard errors), 'less often than'."""
+    if n <= 0:
+        raise ValueError("n must be positive")
+    p = min(max(chance, 1 / n), 1 - 1 / n)
+    se = math.sqrt(p * (1 - p) / n)
+    if share > chance + z * se:
+        return "far more often than" if share >= 2 * chance else "more often than"
+    if share < chance - z * se:
+        return "less often than"
+    return "no more often than"
+
+
+def how_many(share: float) -> str:
+    """A share of items in words: 'all', 'nearly all', 'most', 'about half', 'a minority'..."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"a share is between 0 and 1, got {share!r}")
+    if share == 1:
+        return "all"
+    if share >= 0.9:
+        return "nearly all"
+    if share > 0.6:
+        return "most"
+    if share >= 0.4:
+        return "about half"
+    if share > 0.1:
+        return "a minority"
+    if share > 0:
+        return "very few"
+    return "none"
+
+
+# ---------------------------------------------------------------------------------------------
+# The wrap-up and the attention chapter (tests/test_verdicts_attention.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def length_trend(short: tuple[float, float, float], long: tuple[float, float, float]) -> str:
+    """BLEU of the shortest and the longest length group, each (score, low, high) with its
+    95 % interval: 'falls', 'rises' or 'does not clearly change' with length, by whether the
+    two intervals are apart. The words never go further than the intervals do."""
+    (s, s_lo, s_hi), (g, g_lo, g_hi) = short, long
+    for score, lo, hi in (short, long):
+        if not lo <= score <= hi:
+            raise ValueError(f"a score must lie in its interval, got {score} in [{lo}, {hi}]")
+    if g_hi < s_lo:
+        return (f"falls with length: the longest group scores {g:.1f}, below the shortest "
+                f"group's {s:.1f}, and their 95 % intervals do not overlap")
+    if g_lo > s_hi:
+        return (f"rises with length: the longest group scores {g:.1f}, above the shortest "
+                f"group's {s:.1f}, and their 95 % intervals do not overlap")
+    word = comparison(g, s, more="above", less="below", same="level with")
+    return (f"does not clearly change with length: the longest group scores {g:.1f}, {word} "
+            f"the shortest group's {s:.1f}, and their 95 % intervals overlap")
+
+
+def trend(values: Sequence[float], tolerance: float) -> str:
+    """How a series over growing lengths moves from its first to its last value:
+    'falls', 'rises' or 'holds' (within `tolerance`)."""
+    if len(values) < 2:
+        raise ValueError("a trend needs at least two values")
+    return direction(values[-1] - values[0], tolerance, up="rises", down="falls", flat="holds")
+
+
+def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
+                     tolerance: float = 0.05) -> str:
+    """The reversal toy: shares reversed exactly (0-1), by length bucket from short to long,
+    for the fixed-vector and the attention decoder. Says how each moves with length and which
+    is ahead on the longest bucket."""
+    if len(fixed) != len(attention):
+        raise ValueError("one share per bucket for each decoder")
+    f, a = trend(fixed, tolerance), trend(attention, tolerance)
+    last = comparison(attention[-1], fixed[-1], tolerance, more="ahead", less="behind",
+                      same="level")
+    if last == "level":
+        end = "on the longest sequences the two are level"
+    else:
+        end = f"on the longest sequences the attention decoder is {last}"
+    return (f"from the shortest bucket to the longest, the fixed-vector decoder's share of "
+            f"exact reversals {f} and the attention decoder's {a}; {end}")
+
+
+def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
+    """A 95 % interval (lo, hi) of score(a) - score(b), in words: which is higher, or that the
+    difference is within the noise of the sample."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return f"{a} scores higher than {b}: the 95 % interval of the difference lies above zero"
+    if hi < 0:
+        return f"{a} scores lower than {b}: the 95 % interval of the difference lies below zero"
+    return (f"{a} and {b} are not told apart: the 95 % interval of the difference includes "
+            f"zero")
+
+
+def long_input_conclusion(lo: float, hi: float) -> str:
+    """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
+    BLEU minus the fixed vector's on the long inputs."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return ("At this budget attention already helps on the long inputs, which is what "
+                "removing the bottleneck predicts; how large the gap would grow with more "
+                "training, this run cannot say")
+    if hi < 0:
+        return ("At this budget attention does worse on the long inputs: its new layer "
+                "started from random weights and had as few steps as the rest to learn, so "
+                "this run shows the cost of a new layer, not a verdict on the bottleneck")
+    return ("At this budget the two copies cannot be told apart on the long inputs: what "
+            "limits both is how little they have trained on long inputs, not yet the single "
+            "vector, so this run neither shows the bottleneck nor its removal")
+
+
+def cost_growth(short: float, long: float, what: str, short_len: int, long_len: int) -> str:
+    """How a decoder step's time moved from a short to a long source, on the build machine."""
+    if short <= 0 or long <= 0:
+        raise ValueError(f"times must be positive, got {short!r} and {long!r}")
+    return times_as_long(long, short, f"{what} step for a source of {long_len} tokens",
+                         f"for {short_len} tokens")
