@@ -115,6 +115,18 @@ def wiring_verdict(loss_on: float, loss_off: float, long_on: float, long_off: fl
     return "the two wirings split the three measures between them"
 
 
+def bleu_gap_caveat(bleu_a: float, bleu_b: float, name_a: str = "the fed context",
+                    name_b: str = "the initial state only") -> str:
+    """How far apart two single-seed BLEU scores are, and what one seed can say about it."""
+    gap = abs(bleu_a - bleu_b)
+    if gap < 1:
+        return (f"{gap:.1f} BLEU points apart, a gap that one seed per run cannot tell from "
+                f"noise")
+    ahead = name_a if bleu_a > bleu_b else name_b
+    return (f"{gap:.1f} BLEU points apart, in favour of {ahead}; one seed per run cannot say "
+            f"how much of that gap another seed would keep")
+
+
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
     """Which source an output translates, from its similarity (e.g. BLEU, 0-100) to the
     translation of the sentence that gave the initial states and to that of the sentence
