@@ -35,8 +35,8 @@ def comparison(a: float, b: float, tolerance: float = 0.0, more: str = "higher",
 def times_as_long(slow: float, fast: float, what: str = "", than: str = "") -> str:
     """'<what> took 2.4 times as long as <than> on the machine that built this page'.
 
-    The factor is the build machine's: a reader's run prints its own. Under 1.1 times it says
-    "about as long"; below 1 it says the first was the faster one, so no factor reads "1x".
+    The factor is the build machine's: a reader's run prints its own. Between 1/1.1 and 1.1 it
+    says "about as long", so no factor reads "1x"; below that, "only 0.62 times as long".
     """
     if slow <= 0 or fast <= 0:
         raise ValueError(f"times must be positive, got {slow!r} and {fast!r}")
@@ -49,8 +49,7 @@ def times_as_long(slow: float, fast: float, what: str = "", than: str = "") -> s
         return f"{subject}took {factor} times as long{other}{where}"
     if ratio > 1 / 1.1:
         return f"{subject}took about as long{other}{where}"
-    factor = f"{1 / ratio:.0f}" if 1 / ratio >= 10 else f"{1 / ratio:.1f}"
-    return f"{subject}took {factor} times less time{other.replace(' as ', ' than ')}{where}"
+    return f"{subject}took only {ratio:.2f} times as long{other}{where}"
 
 
 def speed_word(ratio: float) -> str:
@@ -384,3 +383,10 @@ def cost_growth(short: float, long: float, what: str, short_len: int, long_len: 
         raise ValueError(f"times must be positive, got {short!r} and {long!r}")
     return times_as_long(long, short, f"{what} step for a source of {long_len} tokens",
                          f"for {short_len} tokens")
+
+
+def all_or_count(n_true: int, n: int) -> str:
+    """'all 1,234' when every one of n holds, else '1,230 of 1,234'."""
+    if not 0 <= n_true <= n:
+        raise ValueError(f"expected 0 <= {n_true} <= {n}")
+    return f"all {n:,}" if n_true == n else f"{n_true:,} of {n:,}"
