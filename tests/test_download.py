@@ -32,8 +32,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
     ``/chunked/<name>`` and ``/close/<name>`` send a served file with no Content-Length (chunked
     encoding, or until the connection closes); ``?cut=N`` sends only its first N bytes, as a
-    complete-looking transfer. ``/drip`` and ``/drip-headers`` send one byte every 50 ms.
+    complete-looking transfer. ``/drip`` and ``/drip-headers`` send one byte every 50 ms;
+    ``/endless`` streams 64 kB every millisecond with no Content-Length.
     """
+
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up, as tests make it
+            pass
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
         self.server.requests.append(self.path)
@@ -45,6 +52,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Content-Length", "1000000")
             self.end_headers()
             self._drip(lambda: self.wfile.write(b"x"))
+            return
+        if path == "/endless":  # no Content-Length, and a body that never ends
+            self.send_response(200)
+            self.end_headers()
+            self._drip(lambda: self.wfile.write(b"{" * 65536), every=0.001)
             return
         if path == "/drip-headers":  # a status line, then a header that never ends
             self.wfile.write(b"HTTP/1.0 200 OK\r\nX-Slow: ")
@@ -67,11 +79,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
-    def _drip(self, send_one):
+    def _drip(self, send_one, every=0.05):
         """A byte every 50 ms for 30 s at most: a broken deadline fails a test, not hangs it."""
         stop = time.monotonic() + 30
         try:
-            while not self.server.release.wait(0.05) and time.monotonic() < stop:
+            while not self.server.release.wait(every) and time.monotonic() < stop:
                 send_one()
                 self.wfile.flush()
         except OSError:  # the client hung up, as it should
@@ -627,6 +639,8 @@ def test_killed_extraction_parts_are_cleaned_too(out):
         ({"size": -1}, ValueError, "size must be a byte count >= 0, got -1"),
         ({"size": 1.5}, TypeError, "size must be an int"),
         ({"size": True}, TypeError, "size must be an int"),
+        ({"max_bytes": -1}, ValueError, "max_bytes must be a byte count >= 0, got -1"),
+        ({"max_bytes": 2.0}, TypeError, "max_bytes must be an int"),
         ({"verify": "zip"}, TypeError, "verify must be a callable"),
         ({"sha256": "abc"}, ValueError, "sha256 must be 64 hex digits, got 'abc'"),
     ],
@@ -637,3 +651,68 @@ def test_bad_arguments_are_named_before_anything_is_fetched(server, out, kwargs,
     with pytest.raises(error, match=match):
         dl.download(f"{base}/f.txt", out / "f.txt", progress=False, **kwargs)
     assert httpd.requests == [] and list(out.iterdir()) == []
+
+
+# --- what a download may take: a cap on its size, the disk's room, a file's place -------------
+
+
+def test_an_endless_response_is_cut_off_at_max_bytes(server, out):
+    """A small file of unknown size (a manifest) cannot fill the disk until the deadline."""
+    base, _, _ = server
+    start = time.monotonic()
+    with pytest.raises(dl.DownloadError, match=r"sent more than the 100000 bytes this file may "
+                                               r"have .* cut off after \d+ bytes; nothing"):
+        dl.download(f"{base}/endless", out / "m.json", progress=False, deadline=20,
+                    verify=lambda path: None, max_bytes=100_000)
+    assert time.monotonic() - start < 10
+    assert list(out.iterdir()) == []
+
+
+def test_an_endless_response_is_cut_off_at_the_expected_size(server, out):
+    base, _, _ = server
+    start = time.monotonic()
+    with pytest.raises(dl.DownloadError, match="sent more than the 100000 bytes"):
+        dl.download(f"{base}/endless", out / "m.pt", "0" * 64, progress=False, deadline=8,
+                    size=100_000)
+    assert time.monotonic() - start < 6  # cut off at once, not at the deadline
+    assert list(out.iterdir()) == []
+
+
+def test_a_file_announced_bigger_than_its_cap_is_refused_before_its_body(server, out):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    with pytest.raises(dl.DownloadError, match=f"announces {len(GOOD)} bytes .*more than the "
+                                               f"1000 this file may have"):
+        dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False, max_bytes=1000)
+    assert list(out.iterdir()) == []
+    # within the cap, the cap changes nothing
+    dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False, max_bytes=len(GOOD))
+    assert (out / "f.txt").read_bytes() == GOOD
+
+
+def test_a_disk_without_room_for_the_file_is_refused_before_its_body(server, out, monkeypatch):
+    base, root, _ = server
+    (root / "f.txt").write_bytes(GOOD)
+    full = shutil.disk_usage(out)._replace(free=1000)
+    monkeypatch.setattr(dl.shutil, "disk_usage", lambda path: full)
+    with pytest.raises(dl.DownloadError, match=r"no room for .*f\.txt: it has 0\.1 MB and only "
+                                               r"0\.0 MB are free in .*SEQ2SEQ_CACHE"):
+        dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False)
+    assert list(out.iterdir()) == []
+
+
+def test_a_folder_at_the_destination_is_named(server, out):
+    base, root, httpd = server
+    (root / "f.txt").write_bytes(GOOD)
+    (out / "f.txt").mkdir()
+    with pytest.raises(dl.DownloadError, match=r"f\.txt: a folder .* is in the way; remove it"):
+        dl.download(f"{base}/f.txt", out / "f.txt", GOOD_SHA, progress=False)
+    assert httpd.requests == [] and (out / "f.txt").is_dir()
+
+
+def test_the_corpus_download_is_capped_too(server, out, monkeypatch):
+    base, _, _ = server
+    monkeypatch.setattr(dl, "CORPUS_MAX_BYTES", 100_000)
+    with pytest.raises(dl.DownloadError, match="sent more than the 100000 bytes"):
+        dl.fetch_corpus(out, url=f"{base}/endless", progress=False, deadline=20)
+    assert list(out.iterdir()) == []

@@ -13,7 +13,9 @@ mid-transfer. So every download here follows the same recipe:
 3. check what arrived: the byte count against ``size`` and ``Content-Length``, the sha256
    against the expected one, and the caller's ``verify`` check (e.g. a zip's CRCs). At least
    one of sha256, ``verify``, ``size`` or ``Content-Length`` must be there, otherwise a
-   truncated transfer looks complete, so such a download is refused;
+   truncated transfer looks complete, so such a download is refused. A transfer is cut off
+   as soon as it passes ``size`` or ``max_bytes``, and refused up front when it is announced
+   bigger or the disk has no room for it: an endless response cannot fill the disk;
 4. only then ``os.replace`` the temporary file onto the destination: an atomic rename.
 
 If anything goes wrong (network error, deadline, Ctrl-C, failed check) the temporary file is
@@ -55,6 +57,8 @@ CORPUS_URL = "https://www.manythings.org/anki/fra-eng.zip"
 # pin one (None skips the check). Its zip CRCs are checked instead, which catches truncation.
 CORPUS_SHA256: str | None = None
 CORPUS_MEMBER = "fra.txt"
+# The archive is about 8 MB: a response past this is not it (an endless or wrong one).
+CORPUS_MAX_BYTES = 200 * 10**6
 
 # Overall wall-clock limit for one transfer, in seconds. Generous for the files the course
 # fetches on a slow connection, yet a stalled server cannot hold a reader's notebook for long.
@@ -245,13 +249,16 @@ def _fetch(
     deadline: float,
     size: int | None,
     checked: bool,
+    max_bytes: int | None = None,
 ) -> tuple[str, int]:
     """Stream ``url`` into the new file ``tmp`` within ``deadline`` seconds.
 
     Returns the sha256 and byte count of what was written. ``checked`` says whether the caller
     can verify the file (sha256 or verify); if not, and neither ``size`` nor ``Content-Length``
-    is known, the transfer is refused before its body is read.
+    is known, the transfer is refused before its body is read. No more than ``size`` (or
+    ``max_bytes``) bytes are ever written: more is refused when announced, cut off when sent.
     """
+    cap = min((n for n in (size, max_bytes) if n is not None), default=None)
     nothing = f"nothing was saved at {dest}"
     watch = _Deadline(deadline)
     opener = urllib.request.build_opener(_HTTPHandler(watch), _HTTPSHandler(watch))
@@ -293,7 +300,13 @@ def _fetch(
                         "no sha256, size or verify check was given, so a complete file cannot be "
                         f"told from a truncated one; {nothing}"
                     )
+                if cap is not None and announced is not None and announced > cap:
+                    raise DownloadError(
+                        f"{url} announces {announced} bytes (Content-Length), more than the "
+                        f"{cap} this file may have; {nothing}"
+                    )
                 total = size if size is not None else announced
+                _check_space(dest, total, url, nothing)
                 # read1 returns what has arrived instead of waiting for a full chunk, so the
                 # byte count and the progress bar stay current on a slow line.
                 read = getattr(response, "read1", response.read)
@@ -315,6 +328,12 @@ def _fetch(
                                 raise too_late()
                             if not chunk:
                                 break
+                            if cap is not None and received + len(chunk) > cap:
+                                raise DownloadError(
+                                    f"download of {url} sent more than the {cap} bytes this "
+                                    f"file may have (an endless or wrong response); cut off "
+                                    f"after {received} bytes; {nothing}"
+                                )
                             f.write(chunk)
                             digest.update(chunk)
                             received += len(chunk)
@@ -340,15 +359,32 @@ def _fetch(
     return digest.hexdigest(), received
 
 
-def _check_args(sha256, timeout, deadline, size, verify) -> str | None:
+def _check_space(dest: Path, total: int | None, url: str, nothing: str) -> None:
+    """Refuse a transfer of ``total`` bytes that the destination's disk has no room for."""
+    if total is None:
+        return
+    try:
+        free = shutil.disk_usage(dest.parent).free
+    except OSError:  # cannot tell: the write itself will say
+        return
+    if free < total:
+        raise DownloadError(
+            f"no room for {url}: it has {total / 1e6:.1f} MB and only {free / 1e6:.1f} MB are "
+            f"free in {dest.parent}; {nothing}. Free some space, or set SEQ2SEQ_CACHE to "
+            "another folder"
+        )
+
+
+def _check_args(sha256, timeout, deadline, size, verify, max_bytes=None) -> str | None:
     """Validate ``download``'s arguments up front; return the normalised sha256."""
     for name, value in (("timeout", timeout), ("deadline", deadline)):
         if not is_number(value) or not 0 < value < math.inf:
             raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
-    if size is not None and not is_int(size):
-        raise TypeError(f"size must be an int (a byte count) or None, got {size!r}")
-    if size is not None and size < 0:
-        raise ValueError(f"size must be a byte count >= 0, got {size}")
+    for name, value in (("size", size), ("max_bytes", max_bytes)):
+        if value is not None and not is_int(value):
+            raise TypeError(f"{name} must be an int (a byte count) or None, got {value!r}")
+        if value is not None and value < 0:
+            raise ValueError(f"{name} must be a byte count >= 0, got {value}")
     if verify is not None and not callable(verify):
         raise TypeError(f"verify must be a callable taking the file's Path, got {verify!r}")
     if not sha256:
@@ -387,10 +423,13 @@ def download(
     deadline: float = DEFAULT_DEADLINE,
     size: int | None = None,
     verify: Verifier | None = None,
+    max_bytes: int | None = None,
 ) -> Path:
     """Download ``url`` to ``dest`` once, atomically, keeping it only if it is verified.
 
     - ``timeout`` limits each network wait; ``deadline`` limits the whole transfer (seconds).
+    - ``max_bytes`` caps a file of unknown size (a manifest): a bigger one is refused, and an
+      endless response is cut off there. ``size`` caps the transfer the same way.
     - The new file must pass every check given: ``size`` (expected bytes), ``sha256``, and
       ``verify(path)``, which raises on a bad file. The server's ``Content-Length`` is always
       checked. With none of the four the file cannot be told from a truncated one, so the
@@ -404,12 +443,16 @@ def download(
       file of this call remains.
 
     Raises :class:`DownloadError` for network and HTTP errors, the deadline, truncated,
-    unverifiable or wrong-sized transfers and a failed ``verify``, and :class:`ChecksumError`
-    when the bytes are not the expected ones; all name the URL. Bad arguments raise
-    ``ValueError`` or ``TypeError`` before anything is fetched.
+    unverifiable, wrong-sized or too big transfers, a disk without room, a folder in the way
+    and a failed ``verify``, and :class:`ChecksumError` when the bytes are not the expected
+    ones; all name the URL. Bad arguments raise ``ValueError`` or ``TypeError`` before
+    anything is fetched.
     """
-    sha256 = _check_args(sha256, timeout, deadline, size, verify)
+    sha256 = _check_args(sha256, timeout, deadline, size, verify, max_bytes)
     dest = Path(dest)
+    if dest.exists() and not dest.is_file():
+        raise DownloadError(f"cannot download {url} to {dest}: a folder (or another non-file) "
+                            "is in the way; remove it")
     if dest.exists():
         problem = _existing_problem(dest, sha256, size, verify)
         if problem is None:
@@ -426,7 +469,8 @@ def download(
     nothing = f"nothing was saved at {dest}"
     try:
         got, _ = _fetch(url, tmp, dest, progress=progress, timeout=timeout, deadline=deadline,
-                        size=size, checked=sha256 is not None or verify is not None)
+                        size=size, checked=sha256 is not None or verify is not None,
+                        max_bytes=max_bytes)
         if sha256 is not None and got != sha256:
             raise ChecksumError(
                 f"downloaded file for {url} has sha256 {got}, expected {sha256} — the download "
@@ -516,5 +560,6 @@ def fetch_corpus(
     if text.exists():  # written atomically, so existing means complete
         return text
     archive = download(url, folder / "fra-eng.zip", sha256, progress=progress, deadline=deadline,
-                       verify=functools.partial(check_zip, members=(CORPUS_MEMBER,)))
+                       verify=functools.partial(check_zip, members=(CORPUS_MEMBER,)),
+                       max_bytes=CORPUS_MAX_BYTES)
     return extract_member(archive, CORPUS_MEMBER, text)
