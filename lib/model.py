@@ -46,7 +46,7 @@ class Seq2Seq(nn.Module):
         c = config
         self.encoder = Encoder(c.src_vocab_size, c.emb_dim, c.hidden_size, c.num_layers, c.dropout)
         self.decoder = Decoder(c.tgt_vocab_size, c.emb_dim, c.hidden_size, c.num_layers,
-                               c.dropout, c.feed_context)
+                               c.dropout, c.feed_context, c.attention)
 
     @property
     def device(self) -> torch.device:
@@ -57,9 +57,14 @@ class Seq2Seq(nn.Module):
 
         The hidden states initialise the decoder (eq. 3); the context, the last layer's
         final state, is what `feed_context` concatenates to every decoder input.
+        With `config.attention` the third value is instead the `lib.attention.Memory` the
+        decoder attends over (the output states, their projections W_h h_j and the source
+        mask), which `decoder.step` takes where it would take the context.
         """
         outputs, hidden = self.encoder(src, src_lengths)
-        return outputs, hidden, hidden[-1]
+        if self.decoder.attention is None:
+            return outputs, hidden, hidden[-1]
+        return outputs, hidden, self.decoder.attention.memory(outputs, src_lengths)
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
                 ) -> torch.Tensor:
@@ -116,6 +121,7 @@ class Seq2Seq(nn.Module):
         """
         from lib import search  # search builds on this module
 
+        search.check_beam(self, beam_size)  # before `== 1`: True and 1.0 are refused
         src, lengths = self.prepare(sentences)
         was_training = self.training
         self.eval()

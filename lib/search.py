@@ -4,7 +4,9 @@ We want the most likely *sequence*, argmax_y log P(y | x). Greedy search takes t
 *token* at every step; beam search keeps the k most likely partial sequences; exhaustive search
 scores every sequence (|V|^T of them, so only for toy vocabularies) and is the oracle the other
 two are tested against. All of them run on `Decoder.step`, so they also run unchanged on any
-object with the same interface, such as `lib.toy.TableModel` (a hand-set probability table).
+object with the same interface, such as `lib.toy.TableModel` (a hand-set probability table),
+and on an attention model (`ModelConfig.attention`), whose `context` is the `lib.attention.Memory`
+of the source: its rows are selected, per sentence and per hypothesis, as a context's are.
 
 Conventions shared by every function here:
 
@@ -47,6 +49,11 @@ DEFAULT_MARGIN = 1.5
 # and a hypothesis caught in a loop stops there instead of at max_len (fairseq's max_len_a/_b).
 SOURCE_CAP = (2, 6)
 MAX_EXHAUSTIVE = 2_000_000  # exhaustive_search refuses to score more sequences than this
+# A beam of k ranks k * min(2k, |V|) candidates per sentence at every step: beam_size is refused
+# above this many (k = 1,000 on the course's vocabulary; a beam of 5 to 10 is usual).
+MAX_BEAM_CANDIDATES = 2_000_000
+MAX_LEN = 10**9  # the largest length cap accepted: far beyond any output, and it fits int64
+MAX_ALPHA = 10.0  # the largest length-normalisation exponent (usual values are 0 to 1)
 NEVER_GENERATED = (PAD, SOS)
 NEG_INF = float("-inf")
 
@@ -59,11 +66,15 @@ NEG_INF = float("-inf")
 def check_max_len(model, max_len) -> int:
     """The length cap to decode with: max_len, or the model's max_tgt_len when it is None.
 
-    Raises ValueError unless it is an integer >= 1 (every decoder and widget checks it here).
+    Raises ValueError unless it is an integer >= 1 and at most MAX_LEN (every decoder and
+    widget checks it here).
     """
     max_len = model.config.max_tgt_len if max_len is None else max_len
     if not is_int(max_len) or max_len < 1:
         raise ValueError(f"max_len (the length cap) must be an integer >= 1, got {max_len!r}")
+    if max_len > MAX_LEN:
+        raise ValueError(f"max_len (the length cap) must be at most MAX_LEN={MAX_LEN:,}, got "
+                         f"{max_len:,}: no output comes near it")
     return max_len
 
 
@@ -72,6 +83,10 @@ def _check_alpha(alpha) -> float:
     if not is_number(alpha, finite=True) or alpha < 0:
         raise ValueError(f"alpha (the length-normalisation exponent) must be a finite number "
                          f">= 0, got {alpha!r}; use 0 for no normalisation")
+    if alpha > MAX_ALPHA:
+        raise ValueError(f"alpha (the length-normalisation exponent) must be >= 0 and at most "
+                         f"MAX_ALPHA={MAX_ALPHA:g}, got {alpha!r}: L^alpha would overflow a "
+                         f"float, and usual values are 0 to 1")
     return float(alpha)
 
 
@@ -83,12 +98,24 @@ def _check_margin(margin) -> float:
     return float(margin)
 
 
-def _check_beam(beam_size, n_best) -> None:
+def check_beam(model, beam_size, n_best: int = 1) -> int:
+    """The beam size to search with; raises ValueError unless it is an integer >= 1 (not a
+    bool or a float) whose candidates per step, k * min(2k, |V|), are at most
+    MAX_BEAM_CANDIDATES, and n_best is an integer from 1 to beam_size."""
     if not is_int(beam_size) or beam_size < 1:
         raise ValueError(f"beam_size must be an integer >= 1, got {beam_size!r}")
+    V = len(model.tgt_vocab)
+    ranked = beam_size * min(2 * beam_size, V)
+    if ranked > MAX_BEAM_CANDIDATES:
+        raise ValueError(f"beam_size={beam_size:,} is too wide for a target vocabulary of "
+                         f"{V:,} words: each step would rank {beam_size:,} x "
+                         f"{min(2 * beam_size, V):,} = {ranked:,} candidates per sentence, more "
+                         f"than MAX_BEAM_CANDIDATES={MAX_BEAM_CANDIDATES:,}; a beam of 5 to 10 "
+                         f"is usual")
     if not is_int(n_best) or not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be an integer from 1 to beam_size={beam_size}, got "
                          f"{n_best!r}: a beam of {beam_size} cannot rank more hypotheses")
+    return beam_size
 
 
 def _check_batch(src, src_lengths) -> None:
@@ -167,7 +194,7 @@ def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
     """
     _check_batch(src, src_lengths)
     max_len = check_max_len(model, max_len)
-    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
     raw = torch.zeros(B, device=dev)  # (B,)
@@ -204,7 +231,7 @@ def sequence_log_prob(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
     <eos>; <pad> is ignored. This is how we compare greedy's and beam's answers.
     """
     _check_batch(src, src_lengths)
-    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, T = tgt.shape
     total = torch.zeros(B, device=tgt.device)  # (B,)
     live = torch.ones(B, dtype=torch.bool, device=tgt.device)  # (B,) before the first <eos>
@@ -230,6 +257,8 @@ class TraceNode:
     status: "kept" (it stays in the beam), "pruned" (considered, then dropped) or "finished"
     (it ended with <eos>, or it was in the beam when the length cap was reached).
     `score` is `raw` normalised as if the hypothesis ended here: raw / step^alpha.
+    `attention` (attention models only) holds the weights over the source tokens with which
+    the decoder scored `token`, read from its parent's state; None otherwise.
     """
 
     id: int
@@ -240,6 +269,7 @@ class TraceNode:
     raw: float
     score: float
     status: str
+    attention: list[float] | None = None
 
 
 @dataclass
@@ -262,7 +292,11 @@ class BeamTrace:
     margin: float | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for node in d["nodes"]:  # a model without attention: no "attention" key at all
+            if node["attention"] is None:
+                del node["attention"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> BeamTrace:
@@ -370,6 +404,7 @@ class _Recorder:
     def __init__(self, model, src, src_lengths, k: int, alpha: float, caps: list[int],
                  margin: float):
         self.k, self.itos = k, model.tgt_vocab.itos
+        self.lengths = src_lengths.tolist()
         src_vocab = getattr(model, "src_vocab", None)
         self.traces = []
         for row, n, max_len in zip(src.tolist(), src_lengths.tolist(), caps):
@@ -378,16 +413,22 @@ class _Recorder:
             self.traces.append(BeamTrace(source, k, alpha, max_len, [root], 0, [],
                                          None if math.isinf(margin) else margin))
 
-    def record(self, t, active, parent_id, tok, raw, score, finishing, kept) -> None:
-        """All arguments but t and active (A,) are (A, 2k) tensors over the step's candidates."""
+    def record(self, t, active, parent_id, tok, raw, score, finishing, kept,
+               attention=None) -> None:
+        """All arguments but t and active (A,) are (A, 2k) tensors over the step's candidates;
+        attention, if given, (A, 2k, S) holds each candidate's weights over the source."""
         ids = _node_ids(t, self.k, "cpu").tolist()
         columns = [x.tolist() for x in (parent_id, tok, raw, score, finishing, kept)]
-        for b, *rows in zip(active.tolist(), *columns):
-            for node_id, p, w, r, s, f, kp in zip(ids, *rows):
+        weights = attention.tolist() if attention is not None else [None] * active.numel()
+        for b, a_rows, *rows in zip(active.tolist(), weights, *columns):
+            n = self.lengths[b]
+            for c, (node_id, p, w, r, s, f, kp) in enumerate(zip(ids, *rows)):
                 if r == NEG_INF:  # probability zero: not a real candidate
                     continue
                 status = "finished" if f else "kept" if kp else "pruned"
-                self.traces[b].nodes.append(TraceNode(node_id, p, t, w, self.itos[w], r, s, status))
+                a = a_rows[c][:n] if a_rows is not None else None  # the real source tokens
+                self.traces[b].nodes.append(TraceNode(node_id, p, t, w, self.itos[w], r, s, status,
+                                                      a))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,10 +511,10 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     are never written and the 2k best of a sentence come from a (k * 2k)-wide ranking.
     """
     _check_batch(src, src_lengths)
-    _check_beam(beam_size, n_best)
+    check_beam(model, beam_size, n_best)
     max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
     margin = _check_margin(margin)
-    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H)
+    _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
     # Every sentence starts with one live hypothesis, <sos>, in a beam of `width` slots (k after
@@ -487,10 +528,16 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
     pool = _Pool(B, n_best, dev)
     recorder = _Recorder(model, src, src_lengths, k, alpha, cap.tolist(), margin) \
         if trace else None
+    # with trace=True an attention model's weights are recorded with every candidate
+    attend = recorder is not None and getattr(model.decoder, "attention", None) is not None
     for t in range(1, max_len + 1):
         A = active.numel()
         filled = alive.view(-1) > NEG_INF  # (A*width,) slots holding a hypothesis
-        logits, state = model.decoder.step(prev, state, context)  # (N, V), (L, N, H)
+        if attend:
+            logits, state, weights = model.decoder.step(prev, state, context,
+                                                        return_attention=True)  # ..., (N, S)
+        else:
+            logits, state = model.decoder.step(prev, state, context)  # (N, V), (L, N, H)
         raw, parent, tok = _extend(alive, filled, *top_candidates(logits, 2 * k), k)  # (A, 2k)
         row_of = torch.cumsum(filled, 0) - 1  # (A*width,) decoder row of each filled slot
         at_cap = cap <= t  # (A,) the cap ends the hypotheses still in the beam
@@ -501,8 +548,12 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
         ids = _node_ids(t, k, dev)  # (2k,)
         pool.add(active, cand_seq, raw, score, ids, finishing)
         if recorder:
+            attention = None
+            if attend:  # each candidate's weights are its parent's row's: (A, 2k, S)
+                parent_row = row_of.view(A, width).gather(1, parent).clamp(min=0)  # (A, 2k)
+                attention = weights[parent_row]
             recorder.record(t, active, alive_id.gather(1, parent), tok, raw, score, finishing,
-                            kept)
+                            kept, attention)
 
         live = kept.gather(1, keep)  # (A, k) slots of the next beam that hold a hypothesis
         alive = raw.gather(1, keep).masked_fill(~live, NEG_INF)  # (A, k)
@@ -534,7 +585,7 @@ def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int |
     sentences and beams); this is the baseline of bench/decoding.py.
     Returns the n-best list [(ids, score, raw log P)], best first.
     """
-    _check_beam(beam_size, n_best)
+    check_beam(model, beam_size, n_best)
     max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
     margin = _check_margin(margin)
     src = src.view(1, -1)  # (1, S)
@@ -586,6 +637,20 @@ def count_sequences(vocab_size: int, max_len: int) -> int:
     return sum(w ** (t - 1) for t in range(1, max_len + 1)) + w ** max_len
 
 
+def _within(vocab_size: int, max_len: int, limit: int) -> bool:
+    """count_sequences(vocab_size, max_len) <= limit, without counting past the limit (the
+    count has thousands of digits for a long max_len, and takes minutes to write out)."""
+    w = vocab_size - len(NEVER_GENERATED) - 1
+    count = 0
+    for t in range(1, max_len + 1):
+        count += w ** (t - 1)  # sequences ending in <eos> at step t
+        if count > limit:
+            return False
+        if w == 0:
+            break  # no word continues: only <eos> at step 1
+    return count + w ** max_len <= limit
+
+
 @torch.no_grad()
 def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_len: int,
                       alpha: float = 0.0, n_best: int = 1, limit: int = MAX_EXHAUSTIVE
@@ -601,10 +666,10 @@ def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_l
     if not is_int(n_best) or n_best < 1:
         raise ValueError(f"n_best must be an integer >= 1, got {n_best!r}")
     V = len(model.tgt_vocab)
-    count = count_sequences(V, max_len)
-    if count > limit:
-        raise ValueError(f"exhaustive search would score {count:,} sequences ({V} tokens, up "
-                         f"to {max_len} steps: about |V|^T), more than limit={limit:,}; use a "
+    if not _within(V, max_len, limit):
+        w = V - len(NEVER_GENERATED) - 1
+        raise ValueError(f"exhaustive search would score more than limit={limit:,} sequences "
+                         f"({V} tokens, up to {max_len:,} steps: about {w}^{max_len:,}); use a "
                          f"smaller vocabulary or max_len, or beam search")
     dev = src.device
     words = torch.tensor([i for i in range(V) if i not in NEVER_GENERATED and i != EOS],
@@ -618,7 +683,9 @@ def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_l
         prev = torch.full((1,), SOS, dtype=torch.long, device=dev)  # (N,)
         for t in range(1, max_len + 1):
             N = prefixes.size(0)
-            logits, state = model.decoder.step(prev, state, context.expand(N, -1))  # (N, V)
+            rows = torch.zeros(N, dtype=torch.long, device=dev)  # (N,) all read sentence b
+            ctx = context.index_select(0, rows)  # (N, H), or a Memory of N rows
+            logits, state = model.decoder.step(prev, state, ctx)  # (N, V), (L, N, H)
             total = raw.unsqueeze(1) + log_probs(logits)  # (N, V)
             ends = words if t == max_len else words[:0]  # at the cap every token ends
             ends = torch.cat([torch.tensor([EOS], device=dev), ends])  # (e,)

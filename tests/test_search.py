@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import time
 
 import pytest
 import torch
@@ -509,10 +511,80 @@ def test_bad_n_best(tiny, n_best):
 def test_exhaustive_search_refuses_a_large_space(tiny):
     model, src, lengths = tiny
     assert search.count_sequences(6, 3) == 1 + 3 + 9 + 27
-    with pytest.raises(ValueError, match=r"would score [\d,]+ sequences .* more than limit"):
+    with pytest.raises(ValueError, match=r"would score more than limit=2,000,000 sequences "
+                                         r"\(6 tokens, up to 20 steps: about 3\^20\)"):
         search.exhaustive_search(model, src, lengths, max_len=20)
     with pytest.raises(ValueError, match="limit=100"):
         search.exhaustive_search(model, src, lengths, max_len=5, limit=100)
+    # the limit is exact: 1 + 3 + 9 + 27 + 81 = 121 sequences for max_len 4
+    assert search.count_sequences(6, 4) == 121
+    search.exhaustive_search(model, src, lengths, max_len=4, limit=121)
+    with pytest.raises(ValueError, match="limit=120"):
+        search.exhaustive_search(model, src, lengths, max_len=4, limit=120)
+
+
+@pytest.mark.parametrize("max_len", [20_000, 10**6, search.MAX_LEN])
+def test_exhaustive_search_refuses_a_long_cap_at_once(tiny, max_len):
+    """Counting 3^20000 sequences once took 18 s and then failed on writing the number out;
+    10**6 never returned. The count stops as soon as it passes the limit."""
+    model, src, lengths = tiny
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=f"more than limit=2,000,000 sequences .* up to "
+                                         f"{max_len:,} steps"):
+        search.exhaustive_search(model, src, lengths, max_len=max_len)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_huge_numbers_are_refused_with_a_clear_error(tiny):
+    """alpha=1e308 once raised OverflowError (L ** alpha) and max_len=2**63 a torch RuntimeError
+    (an int64 overflow): both are ValueErrors naming the argument and its bound."""
+    model, src, lengths = tiny
+    for call in (lambda a: search.beam_search(model, src, lengths, alpha=a),
+                 lambda a: search.beam_search_one(model, src[0], alpha=a),
+                 lambda a: search.exhaustive_search(model, src, lengths, max_len=2, alpha=a),
+                 lambda a: model.translate(["s1 s2"], beam_size=3, alpha=a)):
+        with pytest.raises(ValueError, match=r"alpha .* at most MAX_ALPHA=10, got 1e\+308"):
+            call(1e308)
+    search.beam_search(model, src, lengths, alpha=search.MAX_ALPHA)  # the bound itself is fine
+    for max_len in (2**63, 2**64, search.MAX_LEN + 1):
+        for call in (lambda n: search.greedy(model, src, lengths, max_len=n),
+                     lambda n: search.beam_search(model, src, lengths, max_len=n),
+                     lambda n: search.exhaustive_search(model, src, lengths, max_len=n),
+                     lambda n: model.translate(["s1 s2"], max_len=n),
+                     lambda n: model.translate(["s1 s2"], beam_size=2, max_len=n)):
+            with pytest.raises(ValueError, match=r"max_len \(the length cap\) must be at most "
+                                                 r"MAX_LEN=1,000,000,000"):
+                call(max_len)
+
+
+def test_beam_size_is_bounded_by_the_work_per_step(tiny):
+    """beam_size=10**6 once tried to allocate 27 GB. A beam ranks k * min(2k, |V|) candidates
+    per sentence and step; above MAX_BEAM_CANDIDATES it is refused before any work."""
+    model, src, lengths = tiny
+    V = len(model.tgt_vocab)  # 6: a wide beam stays legal on a tiny vocabulary (exhaustive tests)
+    widest = search.MAX_BEAM_CANDIDATES // V
+    assert search.check_beam(model, widest) == widest
+    for k in (widest + 1, 10**6, 10**18):
+        message = (f"beam_size={k:,} is too wide for a target vocabulary of {V} words: each "
+                   f"step would rank {k:,} x {V} = {k * V:,} candidates per sentence")
+        for call in (lambda k: search.beam_search(model, src, lengths, beam_size=k),
+                     lambda k: search.beam_search_one(model, src[0], beam_size=k),
+                     lambda k: model.translate(["s1 s2"], beam_size=k)):
+            with pytest.raises(ValueError, match=re.escape(message)):
+                call(k)
+    # on a real vocabulary the bound is k = 1,000 (k * 2k candidates while 2k < |V|)
+    big = random_model(0, tgt_words=5000)
+    assert search.check_beam(big, 1000) == 1000
+    with pytest.raises(ValueError, match="1,001 x 2,002 = 2,004,002 candidates"):
+        search.check_beam(big, 1001)
+
+
+@pytest.mark.parametrize("beam_size", [True, 1.0, 2.0, False])
+def test_translate_refuses_a_beam_size_that_is_not_an_int(tiny, beam_size):
+    """`beam_size == 1` holds for True and 1.0, which once decoded greedily without a word."""
+    model, _, _ = tiny
+    with pytest.raises(ValueError, match="beam_size must be an integer >= 1"):
+        model.translate(["s1 s2"], beam_size=beam_size)
 
 
 def test_bad_batch_shapes(tiny):
