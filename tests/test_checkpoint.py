@@ -473,3 +473,67 @@ def test_half_precision_storage_halves_the_file_and_loads_as_float32(saved, tmp_
         torch.testing.assert_close(got, value.to(torch.float16).to(value.dtype), rtol=0, atol=0)
     with pytest.raises(ValueError, match="dtype must be a floating-point torch dtype"):
         checkpoint.save(model, tmp_path / "x.pt", dtype=torch.int8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unreadable is not damaged; no folder, and no room, before a training run
+# ---------------------------------------------------------------------------------------------
+
+
+def make_unreadable(path: Path, monkeypatch) -> None:
+    """Make `path` unreadable to this process: chmod 000, or, for root (whom permissions do
+    not stop), checkpoint's `open` refusing it as the system would."""
+    import builtins
+    import os
+
+    if os.geteuid() != 0:
+        path.chmod(0)  # still deletable: its folder is writable
+        return
+
+    def refusing(file, *args, **kwargs):
+        if Path(file) == path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(checkpoint, "open", refusing, raising=False)
+
+
+def test_an_unreadable_checkpoint_is_an_os_error_not_damage(saved, monkeypatch):
+    """A caller deletes a damaged file: one it cannot read may be whole, so it is told apart."""
+    _, path = saved
+    make_unreadable(path, monkeypatch)
+    with pytest.raises(PermissionError, match=_named(path) + r" \(Permission denied\); it may "
+                                                             r"well be whole") as caught:
+        checkpoint.load(path)
+    assert not isinstance(caught.value, CheckpointError) and caught.value.filename == str(path)
+
+
+def test_a_folder_is_not_a_checkpoint(tmp_path):
+    (tmp_path / "model.pt").mkdir()
+    with pytest.raises(CheckpointError, match=_named(tmp_path / "model.pt") + " is a folder"):
+        checkpoint.load(tmp_path / "model.pt")
+    with pytest.raises(CheckpointError, match="a folder .* is there; remove it"):
+        checkpoint.check_writable(tmp_path / "model.pt")
+
+
+def test_check_writable_compares_the_free_space_with_the_checkpoints_size(tmp_path, monkeypatch):
+    """A 1 MB filesystem takes the 4 kB probe, not a 50 MB checkpoint: say so before training."""
+    path = tmp_path / "small-disk" / "model.pt"
+    usage = shutil.disk_usage(tmp_path)._replace(free=10**6)
+    monkeypatch.setattr(checkpoint.shutil, "disk_usage", lambda folder: usage)
+    with pytest.raises(CheckpointError, match=_named(path) + r": only 1\.0 MB are free in .* and "
+                                              r"it needs about 50\.0 MB; free some space first"):
+        checkpoint.check_writable(path, size=50 * 10**6)
+    assert checkpoint.check_writable(path, size=10**5) == path
+    assert checkpoint.check_writable(path) == path  # no size: no space check
+
+
+def test_expected_bytes_covers_what_save_writes(saved, tmp_path):
+    model, path = saved
+    history = {"loss": [float(i) for i in range(5000)], "step": list(range(5000))}
+    big = checkpoint.save(model, tmp_path / "history.pt", extra={"history": history})
+    need = checkpoint.expected_bytes(model)
+    assert path.stat().st_size < big.stat().st_size <= need
+    with torch.device("meta"):  # the size of a model not built yet, without its memory
+        shaped = tiny_model()
+    assert checkpoint.expected_bytes(shaped) == need

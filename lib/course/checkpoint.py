@@ -8,7 +8,11 @@ a damaged file can load silently and translate nonsense. `read` checks every CRC
 A save never half-writes its destination (a temporary file is renamed over it), and when the
 destination cannot take the file (a full disk, a read-only folder) the weights are written to
 the system's temporary folder instead, and the error says where: a failed final save does not
-throw away a training run. `check_writable` tells before training that a save will fail.
+throw away a training run. `check_writable` tells before training that a save will fail (no
+folder, no permission, no room for `expected_bytes`).
+
+A file that cannot be read (its permissions) raises OSError, not CheckpointError: nothing says
+it is damaged, so a caller that deletes damaged files must not delete it.
 """
 
 from __future__ import annotations
@@ -123,13 +127,25 @@ def _why_not_written(error: Exception, path: Path, blob: dict) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def check_writable(path: str | os.PathLike) -> Path:
-    """Raise CheckpointError unless a file can be written at `path` (its folder is created).
+def expected_bytes(model: Seq2Seq) -> int:
+    """About how many bytes `save` writes for `model` (it may live on the meta device): its
+    weights, and a margin for the vocabularies, the training history and the archive."""
+    weights = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+    return weights + weights // 50 + 4 * 2**20
 
-    Call it before a long training run, so that a read-only or missing folder fails in a
-    second instead of after the run (a full disk is still caught by `save`'s rescue).
+
+def check_writable(path: str | os.PathLike, size: int | None = None) -> Path:
+    """Raise CheckpointError unless a checkpoint of about `size` bytes (see `expected_bytes`)
+    can be written at `path` (its folder is created).
+
+    Call it before a long training run, so that a read-only or missing folder, a folder where
+    the file should be, or a disk without room for it fails in a second instead of after the
+    run (a disk filled meanwhile is still caught by `save`'s rescue).
     """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise CheckpointError(f"cannot write a checkpoint at {path}: a folder (or another "
+                              f"non-file) is there; remove it")
     probe = path.with_name(f"{path.name}.probe-{secrets.token_hex(4)}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,14 +157,29 @@ def check_writable(path: str | os.PathLike) -> Path:
     except OSError as e:
         raise CheckpointError(f"cannot write a checkpoint at {path}: {e.strerror or e} "
                               f"({e.filename or path.parent})") from e
+    if size is not None:
+        free = shutil.disk_usage(path.parent).free
+        if free < size:
+            raise CheckpointError(f"cannot write a checkpoint at {path}: only {free / 1e6:.1f} MB "
+                                  f"are free in {path.parent} and it needs about "
+                                  f"{size / 1e6:.1f} MB; free some space first")
     return path
 
 
 def read(path: str | os.PathLike) -> dict:
-    """Read a checkpoint dict safely; clear errors for missing, corrupt or foreign files."""
+    """Read a checkpoint dict safely; clear errors for missing, corrupt or foreign files
+    (CheckpointError), and OSError for a file that cannot be read at all."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} is a folder (or another non-file), not a file")
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except OSError as e:  # unreadable is not damaged: the caller must not delete it
+        raise type(e)(e.errno, f"cannot read checkpoint {path} ({e.strerror or e}); it may well "
+                      f"be whole: make it readable", str(path)) from e
     check_archive(path)
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
