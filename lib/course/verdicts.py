@@ -126,6 +126,29 @@ def bleu_gap_caveat(bleu_a: float, bleu_b: float, name_a: str = "the fed context
             f"how much of that gap another seed would keep")
 
 
+def leader(score_a: float, score_b: float, name_a: str, name_b: str,
+           tolerance: float = 0.005) -> str:
+    """'<a> is ahead by 0.42 points', '<b> is ahead by ...', or 'the two are level'."""
+    gap = score_a - score_b
+    if gap > tolerance:
+        return f"{name_a} is ahead by {gap:.2f} points"
+    if gap < -tolerance:
+        return f"{name_b} is ahead by {-gap:.2f} points"
+    return f"{name_a} and {name_b} are level"
+
+
+def bootstrap_verdict(share: float, level: float = 0.95) -> str:
+    """Koehn's paired bootstrap: the share of resamples on which system A beats system B."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"a share is between 0 and 1, got {share!r}")
+    if share >= level:
+        return f"here it is at least {level:.0%}, so the gain passes that test"
+    if share <= 1 - level:
+        return (f"here it is at most {1 - level:.0%}, so the other system's lead passes that "
+                f"test")
+    return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"
+
+
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
     """Which source an output translates, from its similarity (e.g. BLEU, 0-100) to the
     translation of the sentence that gave the initial states and to that of the sentence
@@ -233,6 +256,47 @@ def length_direction(lengths: Sequence[float]) -> str:
     return ("does not move steadily with α here: on so few sentences a few outputs decide it")
 
 
+def length_verdict(len_beam: float, len_ref: float, len_greedy: float, ratio: float,
+                   ratio_unk_word: float, bp: float) -> str:
+    """The beam's output length with alpha = 0 against the references and greedy's, in the
+    course's tokens and in BLEU's, where 13a splits each <unk> into three tokens."""
+    if len_beam < len_ref:
+        head = ("With α = 0 the beam's outputs are shorter than the first references on "
+                "average, and " + ("shorter" if len_beam < len_greedy else "no shorter")
+                + " than greedy's")
+    else:
+        head = ("With α = 0 the beam's outputs are already as long as the first references or "
+                "longer")
+    view = (f"BLEU, which compares each output with the reference closest to it in length and "
+            f"counts in its own tokens, finds them {ratio:.3f} times as long as the references; "
+            f"its tokenizer splits each <unk> into three tokens, and with <unk> counted as "
+            f"one word the ratio is {ratio_unk_word:.3f}")
+    penalty = ("no brevity penalty applies" if bp >= 1
+               else f"the brevity penalty takes {100 * (1 - bp):.1f} % off the score")
+    return f"{head}. {view}; {penalty}"
+
+
+def alpha_default_note(alpha: float) -> str:
+    """What the default length-normalisation exponent does, whatever it was chosen to be."""
+    if alpha == 0:
+        return ("The default, α = 0, does no normalisation at all: it was chosen on the "
+                "validation sentences, where normalising did not raise BLEU")
+    return f"The default, α = {alpha:g}, was chosen on the validation sentences"
+
+
+def misses_closed(miss_greedy: int, miss_beam: int, beam: str = "a beam of five") -> str:
+    """How many of greedy's misses of the exhaustive optimum a beam avoids (counts)."""
+    if miss_greedy < 0 or miss_beam < 0:
+        raise ValueError("counts cannot be negative")
+    if miss_greedy == 0 and miss_beam == 0:
+        return "neither greedy decoding nor " + beam + " missed the optimum on these models"
+    if miss_beam > miss_greedy:
+        return (f"{beam} misses the optimum more often than greedy decoding ({miss_beam} "
+                f"sentences against {miss_greedy})")
+    avoided = 100 * (miss_greedy - miss_beam) / miss_greedy
+    return f"{beam} avoids {avoided:.0f} % of the misses of greedy decoding"
+
+
 def raw_score_winner(short_wins: int, total: int) -> str:
     """How often raw log P preferred the shorter of two finished outputs (counted)."""
     if total <= 0:
@@ -294,95 +358,6 @@ def how_many(share: float) -> str:
     if share > 0:
         return "very few"
     return "none"
-
-
-# ---------------------------------------------------------------------------------------------
-# The wrap-up and the attention chapter (tests/test_verdicts_attention.py)
-# ---------------------------------------------------------------------------------------------
-
-
-def length_trend(short: tuple[float, float, float], long: tuple[float, float, float]) -> str:
-    """BLEU of the shortest and the longest length group, each (score, low, high) with its
-    95 % interval: 'falls', 'rises' or 'does not clearly change' with length, by whether the
-    two intervals are apart. The words never go further than the intervals do."""
-    (s, s_lo, s_hi), (g, g_lo, g_hi) = short, long
-    for score, lo, hi in (short, long):
-        if not lo <= score <= hi:
-            raise ValueError(f"a score must lie in its interval, got {score} in [{lo}, {hi}]")
-    if g_hi < s_lo:
-        return (f"falls with length: the longest group scores {g:.1f}, below the shortest "
-                f"group's {s:.1f}, and their 95 % intervals do not overlap")
-    if g_lo > s_hi:
-        return (f"rises with length: the longest group scores {g:.1f}, above the shortest "
-                f"group's {s:.1f}, and their 95 % intervals do not overlap")
-    word = comparison(g, s, more="above", less="below", same="level with")
-    return (f"does not clearly change with length: the longest group scores {g:.1f}, {word} "
-            f"the shortest group's {s:.1f}, and their 95 % intervals overlap")
-
-
-def trend(values: Sequence[float], tolerance: float) -> str:
-    """How a series over growing lengths moves from its first to its last value:
-    'falls', 'rises' or 'holds' (within `tolerance`)."""
-    if len(values) < 2:
-        raise ValueError("a trend needs at least two values")
-    return direction(values[-1] - values[0], tolerance, up="rises", down="falls", flat="holds")
-
-
-def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
-                     tolerance: float = 0.05) -> str:
-    """The reversal toy: shares reversed exactly (0-1), by length bucket from short to long,
-    for the fixed-vector and the attention decoder. Says how each moves with length and which
-    is ahead on the longest bucket."""
-    if len(fixed) != len(attention):
-        raise ValueError("one share per bucket for each decoder")
-    f, a = trend(fixed, tolerance), trend(attention, tolerance)
-    last = comparison(attention[-1], fixed[-1], tolerance, more="ahead", less="behind",
-                      same="level")
-    if last == "level":
-        end = "on the longest sequences the two are level"
-    else:
-        end = f"on the longest sequences the attention decoder is {last}"
-    return (f"from the shortest bucket to the longest, the fixed-vector decoder's share of "
-            f"exact reversals {f} and the attention decoder's {a}; {end}")
-
-
-def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
-    """A 95 % interval (lo, hi) of score(a) - score(b), in words: which is higher, or that the
-    difference is within the noise of the sample."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
-        return f"{a} scores higher than {b}: the 95 % interval of the difference lies above zero"
-    if hi < 0:
-        return f"{a} scores lower than {b}: the 95 % interval of the difference lies below zero"
-    return (f"{a} and {b} are not told apart: the 95 % interval of the difference includes "
-            f"zero")
-
-
-def long_input_conclusion(lo: float, hi: float) -> str:
-    """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
-    BLEU minus the fixed vector's on the long inputs."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
-        return ("At this budget attention already helps on the long inputs, which is what "
-                "removing the bottleneck predicts; how large the gap would grow with more "
-                "training, this run cannot say")
-    if hi < 0:
-        return ("At this budget attention does worse on the long inputs: its new layer "
-                "started from random weights and had as few steps as the rest to learn, so "
-                "this run shows the cost of a new layer, not a verdict on the bottleneck")
-    return ("At this budget the two copies cannot be told apart on the long inputs: what "
-            "limits both is how little they have trained on long inputs, not yet the single "
-            "vector, so this run neither shows the bottleneck nor its removal")
-
-
-def cost_growth(short: float, long: float, what: str, short_len: int, long_len: int) -> str:
-    """How a decoder step's time moved from a short to a long source, on the build machine."""
-    if short <= 0 or long <= 0:
-        raise ValueError(f"times must be positive, got {short!r} and {long!r}")
-    return times_as_long(long, short, f"{what} step for a source of {long_len} tokens",
-                         f"for {short_len} tokens")
 
 
 def all_or_count(n_true: int, n: int) -> str:

@@ -1,0 +1,248 @@
+"""lib.course.verdicts: every outcome a chapter's numbers can take gets words that say it.
+
+Each test feeds a function each possible outcome (and the edges between them) and checks that
+the wording follows the numbers, so no seed, model or machine can make a page print a claim
+its own numbers contradict.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course import verdicts as v
+
+# --- generic words ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, word", [
+    (1.0, "rises"), (-1.0, "falls"), (0.0, "barely changes"), (0.2, "barely changes"),
+    (-0.2, "barely changes")])
+def test_direction_follows_the_sign_beyond_the_tolerance(change, word):
+    assert v.direction(change, tolerance=0.3) == word
+
+
+def test_direction_and_comparison_take_their_own_words():
+    assert v.direction(2, up="grows", down="shrinks", flat="holds") == "grows"
+    assert v.comparison(3, 5) == "lower"
+    assert v.comparison(5, 3) == "higher"
+    assert v.comparison(5, 5) == "about the same"
+    assert v.comparison(5.05, 5, tolerance=0.1) == "about the same"
+
+
+@pytest.mark.parametrize("slow, fast, expected", [
+    (2.4, 1.0, "took 2.4 times as long"),
+    (25.0, 1.0, "took 25 times as long"),
+    (1.05, 1.0, "took about as long"),
+    (1.0, 1.05, "took about as long"),
+    (1.0, 1.6, "took only 0.62 times as long"),
+])
+def test_times_as_long_never_says_1x_and_names_the_build_machine(slow, fast, expected):
+    text = v.times_as_long(slow, fast)
+    assert text.startswith(expected)
+    assert text.endswith("on the machine that built this page")
+    assert "1x" not in text and "1.0 times" not in text
+
+
+def test_times_as_long_names_both_sides_and_rejects_nonsense():
+    text = v.times_as_long(3.0, 1.0, "stepping", "one call")
+    assert text == ("stepping took 3.0 times as long as one call on the machine that built "
+                    "this page")
+    with pytest.raises(ValueError):
+        v.times_as_long(0.0, 1.0)
+
+
+@pytest.mark.parametrize("ratio, word", [
+    (6.0, "several times slower"), (3.0, "several times slower"), (1.5, "slower"),
+    (1.0, "about as fast"), (0.95, "about as fast"), (0.5, "faster")])
+def test_speed_word_holds_on_any_machine(ratio, word):
+    assert v.speed_word(ratio) == word
+
+
+@pytest.mark.parametrize("share, chance, n, words", [
+    (0.40, 0.05, 1000, "far more often than"),
+    (0.12, 0.08, 1000, "more often than"),
+    (0.051, 0.05, 1000, "no more often than"),
+    (0.30, 0.25, 20, "no more often than"),  # a small sample: the same gap is noise
+    (0.01, 0.10, 1000, "less often than"),
+])
+def test_against_chance_needs_the_gap_to_exceed_the_noise(share, chance, n, words):
+    assert v.against_chance(share, chance, n) == words
+
+
+@pytest.mark.parametrize("share, words", [(1.0, "all"), (0.95, "nearly all"), (0.7, "most"),
+                                          (0.5, "about half"), (0.2, "a minority"),
+                                          (0.05, "very few"), (0.0, "none")])
+def test_how_many(share, words):
+    assert v.how_many(share) == words
+
+
+def test_how_many_and_all_or_count_reject_impossible_shares():
+    with pytest.raises(ValueError):
+        v.how_many(1.2)
+    with pytest.raises(ValueError):
+        v.all_or_count(5, 4)
+    assert v.all_or_count(1234, 1234) == "all 1,234"
+    assert v.all_or_count(1230, 1234) == "1,230 of 1,234"
+
+
+def test_lowest_and_highest_name_ties_together():
+    assert v.lowest({1.0: 0.3, 0.0: 0.5}, "ratio ") == "ratio 1.0"
+    assert v.highest({1.0: 0.3, 0.0: 0.5}, "ratio ") == "ratio 0.0"
+    assert v.lowest({1.0: 0.3, 0.0: 0.3}, "ratio ") == "ratio 1.0 and ratio 0.0"
+
+
+# --- encoder ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm, fate", [
+    (5e-9, "vanishes"), (0.0099, "vanishes"), (0.43, "survives"), (10.0, "survives"),
+    (90.9, "explodes")])
+def test_gradient_fate(norm, fate):
+    assert v.gradient_fate(norm) == fate
+
+
+def test_gru_against_vanilla_says_how_much_better_and_whether_it_still_vanishes():
+    # the numbers the issue quotes: the GRU passes back ~1000x more, yet still vanishes
+    text = v.gru_against_vanilla(5.5e-6, 5.1e-9)
+    assert "about 1,000 times more" in text and "still vanishes" in text
+    assert "no better" not in text
+    assert "about as much" in v.gru_against_vanilla(1e-6, 1.2e-6)
+    assert "less" in v.gru_against_vanilla(1e-9, 1e-6)
+    assert "survives" in v.gru_against_vanilla(0.5, 1e-9)
+    assert "explodes" in v.gru_against_vanilla(50.0, 1e-9)
+
+
+# --- decoder ----------------------------------------------------------------------------------
+
+
+def test_wiring_verdict_covers_all_three_outcomes():
+    assert "fed the context at every step is ahead on all" in v.wiring_verdict(1, 2, 1, 2, 20, 10)
+    assert "initial state is ahead on all" in v.wiring_verdict(2, 1, 2, 1, 10, 20)
+    assert "split" in v.wiring_verdict(1, 2, 2, 1, 10, 20)
+
+
+def test_bleu_gap_caveat_names_the_leader_only_beyond_a_point():
+    assert "cannot tell from noise" in v.bleu_gap_caveat(20.3, 20.0)
+    assert "in favour of the fed context" in v.bleu_gap_caveat(22.0, 20.0)
+    assert "in favour of the initial state only" in v.bleu_gap_caveat(18.0, 20.0)
+
+
+@pytest.mark.parametrize("states, context, route", [(80.0, 10.0, "the initial states"),
+                                                     (10.0, 80.0, "the context"),
+                                                     (40.0, 35.0, "neither")])
+def test_followed_is_decided_by_content_not_string_equality(states, context, route):
+    assert v.followed(states, context) == route
+
+
+def test_context_swap_verdict_and_the_drift_conclusion_agree():
+    cases = {
+        ("the initial states", "the initial states"): ("follows its initial states",
+                                                       "being available is not being used"),
+        ("the context", "the context"): ("follows the fed context", "does lean on it"),
+        ("neither", "neither"): ("mixes both routes", "uses both routes"),
+        ("the context", "the initial states"): ("disagree", "uses both routes"),
+    }
+    for routes, (swap, drift) in cases.items():
+        assert swap in v.context_swap_verdict(routes)
+        assert drift in v.drift_conclusion(routes)
+    # the built page's case: both outputs translate the states' sentence
+    states = v.context_swap_verdict(["the initial states"] * 2)
+    assert "neither" not in states
+
+
+# --- prediction head ---------------------------------------------------------------------------
+
+
+def test_calibration_verdict():
+    assert v.calibration_verdict([(0.3, 0.4), (0.7, 0.8)]).startswith("under-confident")
+    assert v.calibration_verdict([(0.3, 0.2), (0.7, 0.6)]).startswith("over-confident")
+    assert "some groups" in v.calibration_verdict([(0.3, 0.4), (0.7, 0.6)])
+    with pytest.raises(ValueError):
+        v.calibration_verdict([])
+
+
+# --- teacher forcing --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("before, after, words", [(34.3, 22.0, "falls from 34.3 to 22.0"),
+                                                  (20.0, 25.0, "rises from 20.0 to 25.0"),
+                                                  (20.0, 20.2, "stays about the same")])
+def test_exposure_drop(before, after, words):
+    assert v.exposure_drop(before, after).startswith(words)
+
+
+def test_toy_exposure_verdict_never_claims_what_the_losses_deny():
+    # the built page's case: ratio 1.0 has both lower losses, ratio 0.0 the smaller gap
+    text = v.toy_exposure_verdict({1.0: 0.10, 0.0: 0.30}, {1.0: 0.50, 0.0: 0.60})
+    assert "ratio 1.0 model has the lower loss in both regimes" in text
+    assert "larger gap between the two belongs to the ratio 1.0 model" in text
+    text = v.toy_exposure_verdict({1.0: 0.10, 0.0: 0.30}, {1.0: 0.90, 0.0: 0.40})
+    assert "ratio 1.0 model has the lower forced loss" in text
+    assert "ratio 0.0 model the lower free-running loss" in text
+    text = v.toy_exposure_verdict({1.0: 0.40, 0.0: 0.30}, {1.0: 0.50, 0.0: 0.35})
+    assert "ratio 0.0 model has the lower loss in both regimes" in text
+
+
+# --- beam search ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lengths, words", [([5.0, 5.5, 6.0], "grows with α"),
+                                            ([6.0, 5.5, 5.0], "shrinks as α grows"),
+                                            ([5.0, 5.0, 5.0], "does not change"),
+                                            ([5.0, 6.0, 5.5], "does not move steadily")])
+def test_length_direction(lengths, words):
+    assert v.length_direction(lengths).startswith(words)
+
+
+@pytest.mark.parametrize("wins, total, words", [
+    (95, 100, "nearly always"), (60, 100, "more often than not"), (50, 100, "as often as not"),
+    (30, 100, "less often than not"), (5, 100, "rarely")])
+def test_raw_score_winner(wins, total, words):
+    assert v.raw_score_winner(wins, total) == words
+
+
+@pytest.mark.parametrize("ratio, words", [
+    (0.24 / 0.76, "about a third as"), (0.25, "about a quarter as"), (0.5, "about half as"),
+    (0.41, "0.41 times as")])
+def test_ratio_words(ratio, words):
+    assert v.ratio_words(ratio) == words
+
+
+def test_length_verdict_reports_both_token_counts_and_the_penalty():
+    text = v.length_verdict(5.0, 6.0, 5.5, 1.076, 0.980, 1.0)
+    assert text.startswith("With α = 0 the beam's outputs are shorter than the first references")
+    assert "shorter than greedy's" in text
+    assert "1.076" in text and "0.980" in text and "no brevity penalty" in text
+    text = v.length_verdict(5.0, 6.0, 4.0, 0.95, 0.93, 0.948)
+    assert "no shorter than greedy's" in text and "takes 5.2 % off" in text
+    assert "already as long as the first references" in v.length_verdict(6.5, 6.0, 6.0, 1.1,
+                                                                          1.0, 1.0)
+
+
+def test_alpha_default_note_says_what_the_default_does():
+    assert "does no normalisation" in v.alpha_default_note(0.0)
+    assert v.alpha_default_note(0.6) == ("The default, α = 0.6, was chosen on the validation "
+                                         "sentences")
+
+
+@pytest.mark.parametrize("greedy, beam, words", [
+    (20, 3, "avoids 85 % of the misses"), (0, 0, "neither greedy decoding nor"),
+    (3, 5, "more often than greedy decoding"), (0, 2, "more often than greedy decoding"),
+    (10, 10, "avoids 0 % of the misses")])
+def test_misses_closed(greedy, beam, words):
+    assert words in v.misses_closed(greedy, beam)
+
+
+def test_leader_names_the_higher_score_and_never_a_negative_gap():
+    assert v.leader(31.2, 30.0, "beam search", "greedy decoding") == \
+        "beam search is ahead by 1.20 points"
+    assert v.leader(30.0, 31.2, "beam search", "greedy decoding") == \
+        "greedy decoding is ahead by 1.20 points"
+    assert v.leader(30.0, 30.0, "a", "b") == "a and b are level"
+
+
+@pytest.mark.parametrize("share, words", [(0.97, "the gain passes"), (0.95, "the gain passes"),
+                                          (0.6, "neither lead passes"),
+                                          (0.02, "the other system's lead passes")])
+def test_bootstrap_verdict(share, words):
+    assert words in v.bootstrap_verdict(share)
