@@ -360,6 +360,95 @@ def how_many(share: float) -> str:
     return "none"
 
 
+# ---------------------------------------------------------------------------------------------
+# The wrap-up and the attention chapter (tests/test_verdicts_attention.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def length_trend(short: tuple[float, float, float], long: tuple[float, float, float]) -> str:
+    """BLEU of the shortest and the longest length group, each (score, low, high) with its
+    95 % interval: 'falls', 'rises' or 'does not clearly change' with length, by whether the
+    two intervals are apart. The words never go further than the intervals do."""
+    (s, s_lo, s_hi), (g, g_lo, g_hi) = short, long
+    for score, lo, hi in (short, long):
+        if not lo <= score <= hi:
+            raise ValueError(f"a score must lie in its interval, got {score} in [{lo}, {hi}]")
+    if g_hi < s_lo:
+        return (f"falls with length: the longest group scores {g:.1f}, below the shortest "
+                f"group's {s:.1f}, and their 95 % intervals do not overlap")
+    if g_lo > s_hi:
+        return (f"rises with length: the longest group scores {g:.1f}, above the shortest "
+                f"group's {s:.1f}, and their 95 % intervals do not overlap")
+    word = comparison(g, s, more="above", less="below", same="level with")
+    return (f"does not clearly change with length: the longest group scores {g:.1f}, {word} "
+            f"the shortest group's {s:.1f}, and their 95 % intervals overlap")
+
+
+def trend(values: Sequence[float], tolerance: float) -> str:
+    """How a series over growing lengths moves from its first to its last value:
+    'falls', 'rises' or 'holds' (within `tolerance`)."""
+    if len(values) < 2:
+        raise ValueError("a trend needs at least two values")
+    return direction(values[-1] - values[0], tolerance, up="rises", down="falls", flat="holds")
+
+
+def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
+                     tolerance: float = 0.05) -> str:
+    """The reversal toy: shares reversed exactly (0-1), by length bucket from short to long,
+    for the fixed-vector and the attention decoder. Says how each moves with length and which
+    is ahead on the longest bucket."""
+    if len(fixed) != len(attention):
+        raise ValueError("one share per bucket for each decoder")
+    f, a = trend(fixed, tolerance), trend(attention, tolerance)
+    last = comparison(attention[-1], fixed[-1], tolerance, more="ahead", less="behind",
+                      same="level")
+    if last == "level":
+        end = "on the longest sequences the two are level"
+    else:
+        end = f"on the longest sequences the attention decoder is {last}"
+    return (f"from the shortest bucket to the longest, the fixed-vector decoder's share of "
+            f"exact reversals {f} and the attention decoder's {a}; {end}")
+
+
+def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
+    """A 95 % interval (lo, hi) of score(a) - score(b), in words: which is higher, or that the
+    difference is within the noise of the sample."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return f"{a} scores higher than {b}: the 95 % interval of the difference lies above zero"
+    if hi < 0:
+        return f"{a} scores lower than {b}: the 95 % interval of the difference lies below zero"
+    return (f"{a} and {b} are not told apart: the 95 % interval of the difference includes "
+            f"zero")
+
+
+def long_input_conclusion(lo: float, hi: float) -> str:
+    """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
+    BLEU minus the fixed vector's on the long inputs."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return ("At this budget attention already helps on the long inputs, which is what "
+                "removing the bottleneck predicts; how large the gap would grow with more "
+                "training, this run cannot say")
+    if hi < 0:
+        return ("At this budget attention does worse on the long inputs: its new layer "
+                "started from random weights and had as few steps as the rest to learn, so "
+                "this run shows the cost of a new layer, not a verdict on the bottleneck")
+    return ("At this budget the two copies cannot be told apart on the long inputs: what "
+            "limits both is how little they have trained on long inputs, not yet the single "
+            "vector, so this run neither shows the bottleneck nor its removal")
+
+
+def cost_growth(short: float, long: float, what: str, short_len: int, long_len: int) -> str:
+    """How a decoder step's time moved from a short to a long source, on the build machine."""
+    if short <= 0 or long <= 0:
+        raise ValueError(f"times must be positive, got {short!r} and {long!r}")
+    return times_as_long(long, short, f"{what} step for a source of {long_len} tokens",
+                         f"for {short_len} tokens")
+
+
 def all_or_count(n_true: int, n: int) -> str:
     """'all 1,234' when every one of n holds, else '1,230 of 1,234'."""
     if not 0 <= n_true <= n:
