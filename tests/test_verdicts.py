@@ -246,3 +246,35 @@ def test_leader_names_the_higher_score_and_never_a_negative_gap():
                                           (0.02, "the other system's lead passes")])
 def test_bootstrap_verdict(share, words):
     assert words in v.bootstrap_verdict(share)
+
+
+@pytest.mark.parametrize("right, other, wrong, words", [
+    (30.0, 29.5, 20.0, ("costs BLEU little", "9.5 points more than the rewording")),
+    (30.0, 22.0, 12.0, ("alone costs 8.0 points", "10.0 points more than the rewording")),
+    (30.0, 22.0, 21.5, ("alone costs 8.0 points", "about as much as the rewording")),
+    (30.0, 22.0, 25.0, ("alone costs 8.0 points", "costs less than the rewording")),
+])
+def test_rewording_control_separates_rewording_from_error(right, other, wrong, words):
+    text = v.rewording_control(right, other, wrong)
+    for part in words:
+        assert part in text
+
+
+def test_exact_ranking_names_first_and_last_and_the_noise():
+    text = v.exact_ranking({"ratio 1.0": 0.83, "ratio 0.5": 0.60, "ratio 0.0": 0.40}, 500)
+    assert text == "ratio 1.0 solves the most, ratio 0.0 the fewest"
+    text = v.exact_ranking({"ratio 1.0": 0.83, "ratio 0.5": 0.82, "ratio 0.0": 0.40}, 500)
+    assert "closer than the noise of 500 test sequences" in text
+    assert v.exact_ranking({"a": 0.5, "b": 0.5}, 500) == "all 2 runs solve the same share"
+    with pytest.raises(ValueError):
+        v.exact_ranking({"a": 0.5}, 10)
+
+
+def test_loss_ranking_follows_each_measure_separately():
+    forced = {"ratio 1.0": 0.1, "ratio 0.0": 0.3}
+    text = v.loss_ranking(forced, {"ratio 1.0": 0.5, "ratio 0.0": 0.4})
+    assert text == ("The lowest forced loss belongs to ratio 1.0, the lowest free-running loss "
+                    "to ratio 0.0, and the smallest gap between the two to ratio 0.0")
+    text = v.loss_ranking(forced, {"ratio 1.0": 0.2, "ratio 0.0": 0.6})
+    assert "free-running loss to ratio 1.0" in text
+    assert "smallest gap between the two to ratio 1.0" in text

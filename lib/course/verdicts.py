@@ -214,6 +214,29 @@ def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
     return f"stays about the same ({before:.1f} and {after:.1f})"
 
 
+def rewording_control(bleu_right: float, bleu_other: float, bleu_wrong: float,
+                      tolerance: float = 1.0) -> str:
+    """The exposure-bias control: continuation BLEU after the first reference's first word,
+    after another reference's (a right rewording) and after a wrong word."""
+    reword = bleu_right - bleu_other
+    beyond = bleu_other - bleu_wrong
+    if reword > tolerance:
+        first = (f"a right rewording alone costs {reword:.1f} points, so BLEU does count "
+                 f"rewording as damage")
+    else:
+        first = "a right rewording costs BLEU little here"
+    if beyond > tolerance:
+        second = (f"the wrong word costs {beyond:.1f} points more than the rewording, which is "
+                  f"the part a rewording cannot explain")
+    elif beyond < -tolerance:
+        second = ("the wrong word costs less than the rewording, so on these sentences the drop "
+                  "cannot be told apart from rewording")
+    else:
+        second = ("the wrong word costs about as much as the rewording, so on these sentences "
+                  "the drop cannot be told apart from rewording")
+    return f"{first}, and {second}"
+
+
 def lowest(values: dict, what: str = "") -> str:
     """'ratio 1.0' style name of the key with the lowest value; ties are named together."""
     best = min(values.values())
@@ -241,6 +264,32 @@ def toy_exposure_verdict(forced: dict[float, float], free: dict[float, float]) -
         both = (f"the {low_forced} model has the lower forced loss and the {low_free} model the "
                 f"lower free-running loss")
     return f"{both}; the larger gap between the two belongs to the {big_gap} model"
+
+
+def exact_ranking(shares: dict[str, float], n: int, z: float = 2.0) -> str:
+    """Shares of n test sequences solved exactly, by run name: which run is first and which
+    last, and whether the first two are further apart than the noise of n sequences."""
+    if len(shares) < 2:
+        raise ValueError("a ranking needs at least two runs")
+    order = sorted(shares, key=lambda k: -shares[k])
+    best, second, worst = order[0], order[1], order[-1]
+    if shares[best] == shares[worst]:
+        return f"all {len(shares)} runs solve the same share"
+    text = f"{best} solves the most, {worst} the fewest"
+    p = (shares[best] + shares[second]) / 2
+    se = math.sqrt(max(2 * p * (1 - p), 1 / n) / n)  # of a difference of two shares
+    if shares[best] - shares[second] <= z * se:
+        text += (f"; {best} and {second} are closer than the noise of {n:,} test sequences "
+                 f"can separate")
+    return text
+
+
+def loss_ranking(forced: dict[str, float], free: dict[str, float]) -> str:
+    """Which runs have the lowest forced loss, the lowest free-running loss and the smallest
+    gap between the two (ties named together), as one sentence."""
+    gap = {k: free[k] - forced[k] for k in forced}
+    return (f"The lowest forced loss belongs to {lowest(forced)}, the lowest free-running loss "
+            f"to {lowest(free)}, and the smallest gap between the two to {lowest(gap)}")
 
 
 def length_direction(lengths: Sequence[float]) -> str:
@@ -370,9 +419,9 @@ def length_trend(short: tuple[float, float, float], long: tuple[float, float, fl
     95 % interval: 'falls', 'rises' or 'does not clearly change' with length, by whether the
     two intervals are apart. The words never go further than the intervals do."""
     (s, s_lo, s_hi), (g, g_lo, g_hi) = short, long
-    for score, lo, hi in (short, long):
-        if not lo <= score <= hi:
-            raise ValueError(f"a score must lie in its interval, got {score} in [{lo}, {hi}]")
+    for lo, hi in ((s_lo, s_hi), (g_lo, g_hi)):
+        if lo > hi:
+            raise ValueError(f"an interval's low end {lo} is above its high end {hi}")
     if g_hi < s_lo:
         return (f"falls with length: the longest group scores {g:.1f}, below the shortest "
                 f"group's {s:.1f}, and their 95 % intervals do not overlap")
