@@ -709,6 +709,79 @@ def bleu_example() -> Svg:
 
 
 # ---------------------------------------------------------------------------------------------
+# 8. attention: one decoder step with additive attention
+# ---------------------------------------------------------------------------------------------
+
+ATTN_WORDS = ["the", "station", "is", "far", ".", "<pad>"]
+ATTN_WEIGHTS = [0.06, 0.7, 0.1, 0.08, 0.06, 0.0]  # illustrative weights for writing "gare"
+
+
+def attention_step() -> Svg:
+    svg = Svg(940, 440, "One step of an attention decoder",
+              "One decoder step t with additive attention, for a source of five tokens and one "
+              "padding position. Bottom: the source tokens and the encoder's output states h_1 "
+              "to h_5 (blue). Each state gets a score e_t,j = v^T tanh(W_s s_t-1 + W_h h_j) "
+              "from the decoder's previous state s_t-1 (orange, right). A masked softmax over "
+              "the positions turns the scores into weights alpha_t,j (purple bars); the padding "
+              "position's score is minus infinity, so its weight is exactly zero. The weighted "
+              "sum of the output states is the context c_t, which the decoder's GRU reads with "
+              "the embedding of the previous token e(y_t-1) and its previous state; the new "
+              "state s_t goes through the prediction head to the next word y_t.")
+    xs = [110 + 95 * j for j in range(len(ATTN_WORDS))]
+    svg.text(24, 30, "one attention decoder step t", size=15, weight="bold", anchor="start",
+             fill=DEC[1])
+    for j, (x, word, a) in enumerate(zip(xs, ATTN_WORDS, ATTN_WEIGHTS)):
+        pad = word == "<pad>"
+        svg.box(x, 392, 78, 26, TOK, word, font=MONO, size=12, dash="4 3" if pad else None)
+        svg.line(x, 378, x, 344, MUTED if pad else ENC[1])
+        svg.box(x, 325, 60, 34, TOK if pad else ENC, "", dash="4 3" if pad else None)
+        svg.math(x, 331, f"h_{j + 1}" if not pad else "–", size=15)
+        svg.line(x, 307, x, 268, MUTED if pad else ENC[1])
+        svg.box(x, 251, 66, 30, TOK, "")
+        svg.math(x, 257, "−∞" if pad else f"e_{{t,{j + 1}}}", size=14)
+        svg.line(x, 235, x, 216, MUTED)
+        height = 60 * a
+        if a > 0:
+            svg.rect(x - 14, 168 - height, 28, height, CTX[0], CTX[1], rx=2)
+            svg.line(x, 166 - height, x, 92, CTX[1], width=1.2)
+        svg.text(x, 182, f"{a:.2f}".rstrip("0").rstrip(".") if a else "0", size=11,
+                 fill=CTX[1] if a else MUTED)
+    svg.box(345, 202, 560, 26, TOK, "")
+    svg.text(345, 207, "masked softmax over j: the <pad> score is −∞, so its weight is exactly 0",
+             size=12, scripts=False)
+    svg.math(40, 150, "α_{t,j}", size=14)
+    svg.math(40, 257, "e_{t,j}", size=14)
+    svg.box(365, 74, 590, 34, CTX, "")
+    svg.text(365, 80, "c_t = Σ_j α_{t,j} h_j   (a weighted mean of the output states)", size=13)
+    # the decoder's previous state scores every position, then enters the GRU
+    svg.box(735, 251, 64, 34, DEC, "")
+    svg.math(735, 257, "s_{t−1}", size=15)
+    svg.line(703, 251, xs[-1] + 35, 251, DEC[1])
+    svg.text(660, 242, "W_s s_{t−1}", size=11, fill=DEC[1])
+    svg.text(660, 271, "to every j", size=11, fill=DEC[1])
+    svg.text(24, 428, "e_{t,j} = v^T tanh(W_s s_{t−1} + W_h h_j);  W_h h_j is computed once "
+             "per sentence", size=12, fill=MUTED, anchor="start")
+    svg.box(720, 74, 48, 30, CTX, "")
+    svg.math(720, 80, "c_t", size=15)
+    svg.line(660, 74, 694, 74, CTX[1])
+    svg.path("M720 90 L720 172 L792 172", CTX[1])
+    svg.box(840, 172, 92, 44, DEC, "GRU", size=13)
+    svg.path("M767 251 L820 251 L820 196", DEC[1])
+    svg.box(880, 330, 80, 28, TOK, "")
+    svg.math(880, 336, "e(y_{t−1})", size=13)
+    svg.line(880, 316, 866, 196, MUTED)
+    svg.math(894, 150, "s_t", size=13, anchor="start")
+    svg.line(840, 150, 840, 122, DEC[1])
+    svg.box(840, 106, 76, 30, HEAD, "")
+    svg.text(840, 111, "head", size=12, fill=HEAD[1])
+    svg.line(840, 91, 840, 64, HEAD[1])
+    svg.box(840, 48, 60, 28, TOK, "")
+    svg.math(840, 53, "y_t", size=14)
+    svg.text(916, 428, "the GRU reads [e(y_{t−1}); c_t]", size=12, fill=MUTED, anchor="end")
+    return svg
+
+
+# ---------------------------------------------------------------------------------------------
 
 FIGURES = {
     "intro_model": intro_model,
@@ -718,6 +791,7 @@ FIGURES = {
     "teacher_forcing": teacher_forcing,
     "beam_walk": beam_walk,
     "bleu_example": bleu_example,
+    "attention_step": attention_step,
 }
 
 
