@@ -1,14 +1,30 @@
-# Two commands do everything on a fresh machine: `make book` and `make test`.
+# Two commands do everything on a fresh machine: `make book` and `make test`. Every target:
 #
 #   make book       create .venv, install everything, build the website strictly into _build/html
 #   make test       the same setup, Chromium if missing, the website if stale, then the test suite
 #                   (which includes tests/test_colab.py, `make colab-test` below)
 #   make colab-test only the Colab-like test: every chapter in a fresh environment shaped like
-#                   Colab's, after the chapters' own setup cell installed `lib` (about 5 minutes)
+#                   Colab's, after the chapters' own setup cell installed `lib` (the time of each
+#                   step goes to _build/colab-env/timings.json)
 #   make serve      show the built website on http://127.0.0.1:$(PORT)
 #   make lint       ruff on the Python code and the chapters, ESLint on the JavaScript
 #   make bench      run the benchmarks, write BENCHMARKS.md (BENCH_SKIP_COLD=1: no cold build)
 #   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
+#
+# The steps they are made of, each a target of its own:
+#
+#   make setup      .venv with requirements.txt and `lib` (editable), and the npm packages
+#   make chromium   Debian's Chromium and a CJK font for the browser tests, if missing
+#   make reference  the reference model for the current key: cached, downloaded or trained
+#   make train      train the reference model again, whatever is cached
+#   make playground the Playground's model: the reference model exported to ONNX
+#   make release    the reference checkpoint and its manifest, ready to publish
+#   make notebooks  the reader notebooks for Colab and Jupyter, from the built website
+#   make publish-release, make publish-notebooks
+#                   what the deployment workflow publishes (.github/workflows/deploy.yml)
+#
+# The tools in scripts/ and bench/ are packages, run from this directory as modules
+# (`python -m scripts.toc --lint`, `python -m bench.run_all`).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -61,8 +77,8 @@ train: setup
 	$(PY) -m lib.course.reference --train
 
 # The chapters load the reference model: when none with the current config, corpus and training
-# code is cached, download the one published for that key, else train it (a quarter of an hour
-# on 2 CPU cores).
+# code is cached, download the one published for that key, else train it (the checkpoint
+# records how long that took; BENCHMARKS.md times a cold build with it).
 reference: setup
 	$(PY) -m lib.course.reference --ensure
 
@@ -79,16 +95,16 @@ release: setup reference
 	$(PY) -m lib.course.release --out _build/release
 
 # Reader notebooks for Colab and Jupyter, generated from the chapters and the executed build
-# (scripts/reader_notebooks.py), in _build/notebooks/.
+# (scripts/reader/), in _build/notebooks/.
 notebooks: $(SITE_STAMP)
-	$(PY) scripts/reader_notebooks.py --out _build/notebooks
+	$(PY) -m scripts.reader_notebooks --out _build/notebooks
 
 # Continuous delivery (.github/workflows/): each step of the workflow is one of these targets.
 publish-release: release
-	$(PY) scripts/publish.py release _build/release
+	$(PY) -m scripts.publish release _build/release
 
 publish-notebooks: notebooks
-	$(PY) scripts/publish.py notebooks _build/notebooks
+	$(PY) -m scripts.publish notebooks _build/notebooks
 
 # Always a full, fresh, strict build: every notebook runs against the current lib/, and a
 # failing cell, a warning or a broken reference fails it (-n -W --keep-going, --all).
@@ -116,23 +132,23 @@ colab-test: setup release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest tests/test_colab.py -v --durations=0
 
 # Benchmarks against JoeyNMT 2.3.0 (own venv under _build/bench), the BLEU implementations, the
-# matmul peak and the book build; writes BENCHMARKS.md. About 65 minutes in all; the cold book
-# build (training the reference model into an empty cache) is about 20 of them (two 12-minute
-# time-to-BLEU runs are most of the rest):
-# BENCH_SKIP_COLD=1 skips it, and BENCHMARKS.md then says "not measured in this run".
-# BENCH_QUICK=1: short caps (3-minute training runs), only to check the harness.
+# matmul peak and the book build; writes BENCHMARKS.md, which says how long the run took. The
+# cold book build (training the reference model into an empty cache) and the two capped
+# time-to-BLEU runs take most of it: BENCH_SKIP_COLD=1 skips the cold build, and BENCHMARKS.md
+# then says "not measured in this run". BENCH_QUICK=1: short caps, only to check the harness.
+# BENCH_TRAIN_MINUTES: the cap of each time-to-BLEU run (bench/run_all.py's --train-minutes).
 BENCH_SKIP_COLD ?=
 BENCH_QUICK ?=
 BENCH_TRAIN_MINUTES ?=
 bench: setup
-	$(PY) bench/run_all.py $(if $(BENCH_SKIP_COLD),--skip-cold) $(if $(BENCH_QUICK),--quick) \
+	$(PY) -m bench.run_all $(if $(BENCH_SKIP_COLD),--skip-cold) $(if $(BENCH_QUICK),--quick) \
 	  $(if $(BENCH_TRAIN_MINUTES),--train-minutes $(BENCH_TRAIN_MINUTES))
 
-# ruff reads no MyST Markdown: scripts/toc.py --lint hands it the chapters' code as notebooks.
+# ruff reads no MyST Markdown: scripts.toc --lint hands it the chapters' code as notebooks.
 # ESLint (package.json, eslint.config.mjs) checks the widgets' JavaScript (lib/widgets/static/).
 lint: setup
 	$(VENV)/bin/ruff check lib tests bench scripts
-	$(PY) scripts/toc.py --lint
+	$(PY) -m scripts.toc --lint
 	node_modules/.bin/eslint .
 
 serve: $(SITE_STAMP)

@@ -7,7 +7,7 @@ words), so scores and n-gram statistics look like a real system's. Without the d
 it falls back to a synthetic corpus. Both implementations are timed in the same run,
 alternating, and the median of the repeats is reported together with the machine.
 
-    python bench/bleu_speed.py [--sentences 10000] [--repeats 7] [--data PATH]
+    python -m bench.bleu_speed [--sentences 10000] [--repeats 7] [--data PATH]
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from common import cpu_model
+from bench.common import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"
@@ -103,7 +102,6 @@ def main() -> None:
     if args.repeats < 1 or args.sentences < 1:
         parser.error("--repeats and --sentences must be at least 1")
 
-    sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
     import sacrebleu
 
     from lib import bleu

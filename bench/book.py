@@ -10,7 +10,7 @@ build, whose cache holds the reference model and nothing else (the small experim
 chapters cache with lib.course.memo run again, as in a fresh Colab runtime); when the log has none,
 each notebook is timed with nbclient instead.
 
-    python bench/book.py [--skip-cold] [--skip-warm] [--json OUT]
+    python -m bench.book [--skip-cold] [--skip-warm] [--json OUT]
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from lib.course import reference
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all", "-n", "-W",
@@ -62,9 +65,6 @@ def nbclient_times(env: dict) -> dict[str, float]:
     from nbclient import NotebookClient
 
     os.environ.update(env)
-    from common import toc as load_toc
-
-    toc = load_toc()
     out = {}
     for page in toc.notebooks():  # chapter sources: MyST Markdown (or .ipynb) notebooks
         path = toc.source(page)
@@ -79,7 +79,7 @@ def nbclient_times(env: dict) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--skip-cold", action="store_true", help="skip the ~20-minute cold build")
+    p.add_argument("--skip-cold", action="store_true", help="skip the cold build")
     p.add_argument("--skip-warm", action="store_true")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
@@ -93,9 +93,6 @@ def main() -> None:
         result["cold"] = {"train_s": train_s, "build_s": build_s, "total_s": train_s + build_s,
                           "chapters": chapter_times(log)}
     if not args.skip_warm:
-        sys.path.insert(0, str(ROOT))
-        from lib.course import reference
-
         model = reference.cache_path()
         if not model.is_file():
             result["warm_missing"] = f"no cached reference model at {model}"

@@ -6,7 +6,7 @@ override, $SEQ2SEQ_RELEASE_URL) times: importing lib, `lib.pretrained()` split i
 download and the load, and the first `translate`. A loopback download is the floor: a reader's
 download takes the checkpoint's size divided by their bandwidth on top of it.
 
-    python bench/cold_start.py [--repeats 3] [--device cpu] [--json OUT]
+    python -m bench.cold_start [--repeats 3] [--device cpu] [--json OUT]
 """
 
 from __future__ import annotations

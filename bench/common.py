@@ -1,21 +1,8 @@
-"""What the benchmark scripts share: a description of the machine they ran on, and the reader
-of the course's table of contents and chapter sources (scripts/toc.py)."""
+"""What the benchmark parts share: a description of the machine they ran on."""
 
 from __future__ import annotations
 
-import importlib.util
 import platform
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def toc():
-    """scripts/toc.py: the table of contents and the one reader of chapter sources."""
-    spec = importlib.util.spec_from_file_location("scripts_toc", ROOT / "scripts" / "toc.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def cpu_model() -> str:

@@ -6,7 +6,7 @@ is timed the same way, through lib.evaluate.translate_all (tokenise, length-sort
 this script is the small, JSON-writing part that the side-by-side report needs. Greedy and
 beam-5 alternate in each repeat so both see the same machine load; medians are reported.
 
-    python bench/decode_speed.py [--checkpoint PATH] [--repeats 3] [--json OUT]
+    python -m bench.decode_speed [--checkpoint PATH] [--repeats 3] [--json OUT]
 """
 
 from __future__ import annotations
@@ -14,18 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lib.course import checkpoint, reference
+from lib.data import load_corpus
+from lib.evaluate import sacrebleu_score, translate_all
 
-from lib.course import checkpoint, reference  # noqa: E402
-from lib.data import load_corpus  # noqa: E402
-from lib.evaluate import sacrebleu_score, translate_all  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_CHECKPOINT = ROOT / "_build" / "bench" / "ours-time-to-bleu.pt"
 

@@ -13,9 +13,9 @@ machine and its load):
    random models whose weights are scaled up so their distributions are peaked (a real
    vocabulary is far too large).
 
-    python bench/decoding.py                      # the reference model (cached or downloaded)
-    python bench/decoding.py --checkpoint PATH    # a saved model
-    python bench/decoding.py --random-model       # reference sizes, random weights: timings only
+    python -m bench.decoding                      # the reference model (cached or downloaded)
+    python -m bench.decoding --checkpoint PATH    # a saved model
+    python -m bench.decoding --random-model       # reference sizes, random weights: timings only
 """
 
 from __future__ import annotations
@@ -25,20 +25,16 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
-from common import cpu_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from lib import search  # noqa: E402
-from lib.checks import search as checks_search  # noqa: E402
-from lib.data import PAD, SPECIALS, DataConfig, detokenize, load_corpus  # noqa: E402
-from lib.evaluate import sacrebleu_score  # noqa: E402
-from lib.model import ModelConfig, Seq2Seq  # noqa: E402
+from bench.common import cpu_model
+from lib import search
+from lib.checks import search as checks_search
+from lib.data import PAD, SPECIALS, DataConfig, detokenize, load_corpus
+from lib.evaluate import sacrebleu_score
+from lib.model import ModelConfig, Seq2Seq
 
 TARGET_SPEEDUP = 10.0  # batched beam-5 vs one sentence at a time: at least this much faster
 TARGET_GREEDY_RATIO = 3.0  # batched beam-5 takes at most this many times greedy's time

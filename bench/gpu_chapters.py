@@ -18,9 +18,9 @@ without
 5. one JSON file with all of it (written after each step, so a cut-off run keeps what it
    measured), and a Markdown table of it.
 
-    python bench/gpu_chapters.py OUT.json                       # all of the above
-    python bench/gpu_chapters.py OUT.json --chapters book/bleu  # some chapters only
-    python bench/gpu_chapters.py --markdown OUT.json            # the table of a saved run
+    python -m bench.gpu_chapters OUT.json                       # all of the above
+    python -m bench.gpu_chapters OUT.json --chapters book/bleu  # some chapters only
+    python -m bench.gpu_chapters --markdown OUT.json            # the table of a saved run
 
 It needs nbclient and ipykernel besides the course's own requirements (jupytext among them
 reads the MyST Markdown chapters). The chapters import `glue` from myst_nb (Jupyter Book's
@@ -46,11 +46,13 @@ import time
 import traceback
 from pathlib import Path
 
+from bench.common import cpu_model
+from scripts import toc
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 CELL_TIMEOUT = 600  # seconds, as the book build allows
-MYST_NB_STANDIN = '''"""Stand-in for myst_nb.glue (bench/gpu_chapters.py): displays only."""
+MYST_NB_STANDIN = '''"""Stand-in for myst_nb.glue (bench.gpu_chapters): displays only."""
 
 
 def glue(name, variable, display=True):
@@ -81,8 +83,6 @@ def machine_info() -> dict:
                     get_device_capability(0)), memory_gib=round(p.total_memory / 2**30, 1),
                     multiprocessors=p.multi_processor_count)
     else:
-        from bench.common import cpu_model
-
         info["device"] = f"CPU: {cpu_model()}"
     try:
         info["nvidia_smi"] = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
@@ -138,16 +138,9 @@ def cuda_tests() -> dict:
             "seconds": round(time.perf_counter() - t, 1)}
 
 
-def _toc():
-    """scripts/toc.py: the table of contents and the reader of chapter sources."""
-    from common import toc
-
-    return toc()
-
-
 def toc_notebooks() -> list[str]:
     """The pages of _toc.yml, in order, that are notebooks (book/x for book/x.md)."""
-    return _toc().notebooks()
+    return toc.notebooks()
 
 
 def kernel_environment() -> str | None:
@@ -184,7 +177,6 @@ def run_chapter(page: str, cell_timeout: int = CELL_TIMEOUT) -> dict:
     """
     from nbclient import NotebookClient
 
-    toc = _toc()
     nb = toc.read(toc.source(page, ROOT))
     client = NotebookClient(nb, timeout=cell_timeout, interrupt_on_timeout=True,
                             kernel_name="python3", allow_errors=True, record_timing=True,
@@ -292,7 +284,7 @@ def main(argv=None) -> None:
 
     import torch
 
-    cmd = " ".join(["python", "bench/gpu_chapters.py"] + list(sys.argv[1:] if argv is None
+    cmd = " ".join(["python", "-m", "bench.gpu_chapters"] + list(sys.argv[1:] if argv is None
                                                                else argv))
     results = {"date": datetime.date.today().isoformat(), "command": cmd,
                "cell_timeout": args.cell_timeout, "machine": machine_info()}

@@ -13,10 +13,10 @@ script runs in the course's environment and never imports joeynmt. It
 3. runs `bench/joeynmt_worker.py` inside that environment (throughput, time to BLEU, decoding)
    and prints the worker's JSON.
 
-    python bench/joeynmt_compare.py setup
-    python bench/joeynmt_compare.py throughput --steps 40
-    python bench/joeynmt_compare.py train --minutes 12 --target 20 [--recipe matched]
-    python bench/joeynmt_compare.py decode --repeats 3
+    python -m bench.joeynmt_compare setup
+    python -m bench.joeynmt_compare throughput --steps 40
+    python -m bench.joeynmt_compare train --minutes 12 --target 20 [--recipe matched]
+    python -m bench.joeynmt_compare decode --repeats 3
 
 Two recipes (`--recipe`; each setting and its source is in `RECIPE_NOTES` and the report):
 
@@ -50,7 +50,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 BUILD = ROOT / "_build" / "bench"
 VENV = BUILD / "joeynmt-venv"
@@ -262,12 +261,11 @@ def prepare(kind: str, **overrides) -> Path:
 
 
 def run_worker(*args: str, threads: int | None = None) -> dict:
-    """Run bench/joeynmt_worker.py in the JoeyNMT venv; -> its JSON (last stdout line)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    if threads:
-        env["OMP_NUM_THREADS"] = str(threads)
-    proc = subprocess.run([str(venv_python()), str(ROOT / "bench" / "joeynmt_worker.py"),
-                           *args], env=env, capture_output=True, text=True)
+    """Run bench.joeynmt_worker in the JoeyNMT venv (from the repository root, so that it
+    imports `lib` from it); -> its JSON (last stdout line)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads)) if threads else None
+    proc = subprocess.run([str(venv_python()), "-m", "bench.joeynmt_worker", *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"joeynmt worker {args[0]} failed (exit {proc.returncode})")

@@ -1,4 +1,4 @@
-"""Runs inside the JoeyNMT 2.3.0 environment (started by bench/joeynmt_compare.py).
+"""Runs inside the JoeyNMT 2.3.0 environment (started by bench.joeynmt_compare).
 
 Why hooks instead of parsing logs: JoeyNMT's own timers already exclude validation, and its
 `_log_scores` / `_validate` methods are the natural places to read them. Wrapping them lets this
@@ -8,11 +8,11 @@ JoeyNMT's training loop itself runs unmodified.
 
 BLEU is the course's definition: hypotheses (JoeyNMT's space-joined tokens) -> lib.data.
 detokenize -> sacrebleu against all references (lib.evaluate.sacrebleu_score). `lib` is
-imported from the repository (PYTHONPATH), which needs only torch and sacrebleu.
+imported from the repository (run from its root), which needs only torch and sacrebleu.
 
-    python joeynmt_worker.py throughput CONFIG [--warmup 10]
-    python joeynmt_worker.py train CONFIG --refs test_refs.json --minutes 12 --target 20
-    python joeynmt_worker.py decode CONFIG --ckpt latest.ckpt --refs test_refs.json
+    python -m bench.joeynmt_worker throughput CONFIG [--warmup 10]
+    python -m bench.joeynmt_worker train CONFIG --refs test_refs.json --minutes 12 --target 20
+    python -m bench.joeynmt_worker decode CONFIG --ckpt latest.ckpt --refs test_refs.json
 
 The last line printed is a JSON object.
 """

@@ -6,7 +6,7 @@ invented number), so it is small and unit-tested. Every figure is read with `fig
 explicit `{"skipped": reason}` and is rendered as "not measured in this run", never with a
 number from an earlier run.
 
-    python bench/report.py RESULTS.json [BENCHMARKS.md]
+    python -m bench.report RESULTS.json [BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ def _section_header(r: dict) -> list[str]:
     lines = [
         "# Benchmarks",
         "",
-        f"Written by `make bench` (`bench/run_all.py`) on {fig(run, 'date')}; every figure "
-        f"below comes from that run's JSON (`{fig(run, 'results_file')}`).",
+        f"Written by `make bench` (`python -m bench.run_all`) on {fig(run, 'date')}"
+        + (f", a run of {run['minutes']:.0f} minutes" if "minutes" in run else "")
+        + f"; every figure below comes from that run's JSON (`{fig(run, 'results_file')}`).",
         "",
         KEY_LINE.format(key=fig(r, "reference.key")) + " (a hash of the corpus, the "
         "settings and the training code: `python -m lib.course.reference --key`). The test suite "

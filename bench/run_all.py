@@ -5,9 +5,9 @@ over from the previous part), JoeyNMT runs in its own environment, and a failing
 itself. Throughput runs alternate ours and JoeyNMT so both see the same machine state; every
 figure in BENCHMARKS.md comes from this run's results (`_build/bench/results.json`).
 
-    python bench/run_all.py                        # full run (cold book build included)
-    python bench/run_all.py --skip-cold            # without the ~20-minute cold build
-    python bench/run_all.py --quick --skip-cold    # short caps: proves the harness works
+    python -m bench.run_all                        # full run (cold book build included)
+    python -m bench.run_all --skip-cold            # without the cold book build
+    python -m bench.run_all --quick --skip-cold    # short caps: proves the harness works
 
 If a part fails, the figures of the parts before it stay in _build/bench/results.partial.json.
 """
@@ -23,30 +23,30 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-OUT = ROOT / "_build" / "bench"
-sys.path.insert(0, str(BENCH))
+from bench import report
+from bench.common import cpu_model
+from bench.joeynmt_compare import ensure_venv, venv_python
+from bench.training import WARMUP
 
-import report  # noqa: E402
-from common import cpu_model  # noqa: E402
-from joeynmt_compare import ensure_venv, venv_python  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "_build" / "bench"
 
 COMMANDS: list[str] = []
 
 
 def run_json(cmd: list[str], json_arg: bool = True) -> dict:
-    """Run one part; -> its JSON (from --json FILE, or the last stdout line)."""
+    """Run one part (a module of `bench`, from the repository root); -> its JSON (from
+    --json FILE, or the last stdout line)."""
     shown = " ".join(str(c).replace(str(ROOT) + "/", "") for c in cmd)
     COMMANDS.append(shown)
     print(f"$ {shown}", file=sys.stderr, flush=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = Path(f.name)
     full = [str(c) for c in cmd] + (["--json", str(path)] if json_arg else [])
-    proc = subprocess.run(full, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run(full, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"benchmark part failed (exit {proc.returncode}): {shown}")
     text = path.read_text() if json_arg else proc.stdout.strip().splitlines()[-1]
@@ -70,6 +70,7 @@ def keep(results: dict) -> None:
 
 
 def main() -> None:
+    started = time.perf_counter()  # the report says how long the whole run took
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-cold", action="store_true", help="skip the cold book build")
     p.add_argument("--skip-book", action="store_true", help="skip the book entirely")
@@ -81,7 +82,7 @@ def main() -> None:
     quick = args.quick
     minutes = args.train_minutes or (3.0 if quick else 12.0)
     steps, repeats = (10, 2) if quick else (60, 3)
-    warmup = 5  # bench/training.py leaves its first 5 steps untimed; JoeyNMT the same
+    warmup = WARMUP  # the untimed first steps, ours (bench.training) and JoeyNMT's alike
     eval_every = 20 if quick else None  # None: lib.course.reference.TRAIN.eval_every
     py, bench_py = sys.executable, str(venv_python())
     OUT.mkdir(parents=True, exist_ok=True)
@@ -98,9 +99,9 @@ def main() -> None:
     # 1. throughput, alternating
     ours, joey = [], []
     for _ in range(repeats):
-        ours.append(run_json([py, BENCH / "training.py", "--steps", steps, "--repeats", 1]))
-        joey.append(run_json([py, BENCH / "joeynmt_compare.py", "throughput", "--steps", steps,
-                              "--warmup", warmup], json_arg=False))
+        ours.append(run_json([py, "-m", "bench.training", "--steps", steps, "--repeats", 1]))
+        joey.append(run_json([py, "-m", "bench.joeynmt_compare", "throughput", "--steps",
+                              steps, "--warmup", warmup], json_arg=False))
     med = lambda runs, k: statistics.median(r[k] for r in runs)  # noqa: E731
     results["throughput"] = {
         "ours": [r["tokens_per_s"] for r in ours], "joeynmt": [r["tokens_per_s"] for r in joey],
@@ -125,8 +126,8 @@ def main() -> None:
 
     # 2. time to BLEU 20 (the models are kept for decoding)
     extra = ["--eval-every", eval_every] if eval_every else []
-    ttb_ours = run_json([py, BENCH / "time_to_bleu.py", "--minutes", minutes, *extra])
-    ttb_joey = run_json([py, BENCH / "joeynmt_compare.py", "train", "--minutes", minutes,
+    ttb_ours = run_json([py, "-m", "bench.time_to_bleu", "--minutes", minutes, *extra])
+    ttb_joey = run_json([py, "-m", "bench.joeynmt_compare", "train", "--minutes", minutes,
                          *extra], json_arg=False)
     results["time_to_bleu"] = {"ours": ttb_ours, "joeynmt": ttb_joey, "target": 20.0,
                                "sentences": reference.DATA.n_test,
@@ -136,8 +137,8 @@ def main() -> None:
 
     # 3. decoding
     dec_repeats = 1 if quick else 3
-    d_ours = run_json([py, BENCH / "decode_speed.py", "--repeats", dec_repeats])
-    d_joey = run_json([py, BENCH / "joeynmt_compare.py", "decode", "--repeats", dec_repeats],
+    d_ours = run_json([py, "-m", "bench.decode_speed", "--repeats", dec_repeats])
+    d_joey = run_json([py, "-m", "bench.joeynmt_compare", "decode", "--repeats", dec_repeats],
                       json_arg=False)
     results["decoding"] = {
         "ours": d_ours, "joeynmt": d_joey, "repeats": dec_repeats,
@@ -151,7 +152,7 @@ def main() -> None:
     keep(results)
 
     # 4. BLEU implementations (the bench venv has torchmetrics)
-    b = run_json([bench_py, BENCH / "bleu_speed.py", "--repeats", 3 if quick else 7])
+    b = run_json([bench_py, "-m", "bench.bleu_speed", "--repeats", 3 if quick else 7])
     b["speedup"] = b["corpus"]["sacrebleu_s"] / b["corpus"]["lib_s"]
     b["sentence_speedup"] = b["sentence"]["sacrebleu_s"] / b["sentence"]["lib_s"]
     results["bleu"] = b
@@ -164,7 +165,7 @@ def main() -> None:
                            "cold": {"skipped": "--skip-book"},
                            "warm": {"skipped": "--skip-book"}}
     else:
-        book = run_json([py, BENCH / "book.py"] + (["--skip-cold"] if args.skip_cold else []))
+        book = run_json([py, "-m", "bench.book"] + (["--skip-cold"] if args.skip_cold else []))
         if args.skip_cold:
             book["cold"] = {"skipped": "BENCH_SKIP_COLD=1 / --skip-cold"}
         if "warm_missing" in book:
@@ -179,6 +180,7 @@ def main() -> None:
     results_file = OUT / "results.json"
     results["run"] = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "quick": quick,
+        "minutes": (time.perf_counter() - started) / 60,
         "results_file": str(results_file.relative_to(ROOT)),
         "note": f"{steps} throughput steps x {repeats} repeats, time-to-BLEU capped at "
                 f"{minutes:g} min with checks every {ttb_ours['eval_every']} steps, "

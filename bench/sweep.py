@@ -7,8 +7,8 @@ from the same initial weights and logs greedy BLEU on the 2,000 held-out test se
 quarter epoch, then scores greedy and beam 5 at the end. The variants ran in parallel on one
 GPU (many small models at once); the results are in bench/results/sweep-h100.json.
 
-    python bench/sweep.py run bench/sweep_variants.json INDEX OUT_DIR   # -> OUT_DIR/NAME.json
-    python bench/sweep.py table RESULTS.json                # a Markdown summary
+    python -m bench.sweep run bench/sweep_variants.json INDEX OUT_DIR   # -> OUT_DIR/NAME.json
+    python -m bench.sweep table RESULTS.json                # a Markdown summary
 
 A variant is a dict: name, min_freq, model (ModelConfig overrides), train (TrainConfig
 overrides) and reverse (feed the source reversed, as Sutskever et al. 2014 did).

@@ -10,7 +10,7 @@ training time: the seconds spent in those test evaluations are subtracted. Train
 the first check at or above the target, or at the first check past the time cap. The model is
 saved for the decoding benchmark.
 
-    python bench/time_to_bleu.py --minutes 12 --target 20 [--eval-every 100] [--json OUT]
+    python -m bench.time_to_bleu --minutes 12 --target 20 [--eval-every 100] [--json OUT]
 """
 
 from __future__ import annotations
@@ -18,20 +18,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lib.course import checkpoint, reference
+from lib.data import load_corpus
+from lib.evaluate import evaluate_bleu
+from lib.model import ModelConfig, Seq2Seq
+from lib.train import train
 
-from lib.course import checkpoint, reference  # noqa: E402
-from lib.data import load_corpus  # noqa: E402
-from lib.evaluate import evaluate_bleu  # noqa: E402
-from lib.model import ModelConfig, Seq2Seq  # noqa: E402
-from lib.train import train  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CHECKPOINT = ROOT / "_build" / "bench" / "ours-time-to-bleu.pt"
 

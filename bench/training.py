@@ -1,8 +1,8 @@
 """Training benchmark: target tokens/s, this CPU's matmul peak, the utilisation, and BLEU.
 
-    python bench/training.py                 # throughput + peak + utilisation (a few minutes)
-    python bench/training.py --reference     # also read BLEU and minutes of the cached reference
-    python bench/training.py --json OUT      # also write the medians as JSON (bench/run_all.py)
+    python -m bench.training                 # throughput + peak + utilisation (a few minutes)
+    python -m bench.training --reference     # also read BLEU and minutes of the cached reference
+    python -m bench.training --json OUT      # also write the medians as JSON (bench/run_all.py)
 
 Utilisation counts the matrix-multiply FLOPs the model must do (GRU gates and the prediction
 head, forward and backward = 3x forward) per second, divided by the peak a large fp32 matmul
@@ -18,20 +18,19 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
-from common import cpu_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import cpu_model
+from lib.course import reference
+from lib.data import load_corpus, make_batches
+from lib.head import shortlist_ids
+from lib.model import ModelConfig, Seq2Seq
+from lib.train import batch_loss
 
-from lib.course import reference  # noqa: E402
-from lib.data import load_corpus, make_batches  # noqa: E402
-from lib.head import shortlist_ids  # noqa: E402
-from lib.model import ModelConfig, Seq2Seq  # noqa: E402
-from lib.train import batch_loss  # noqa: E402
+WARMUP = 5  # untimed first steps: allocations and caches settle before the clock starts
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
@@ -63,7 +62,7 @@ def matmul_flops(cfg: ModelConfig, src_tokens: int, tgt_tokens: int,
     return 3 * 2 * (enc * src_tokens + dec * tgt_tokens + head)
 
 
-def throughput(steps: int, warmup: int = 5, shortlist: int | None = None) -> dict:
+def throughput(steps: int, warmup: int = WARMUP, shortlist: int | None = None) -> dict:
     """Train the reference configuration for `steps` batches; tokens/s and achieved GFLOP/s.
 
     shortlist: None takes the reference's own (`reference.TRAIN.shortlist`), 0 the full softmax.

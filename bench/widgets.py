@@ -13,7 +13,7 @@ references (+1 for <eos>), and the 40-token worst case is timed too.
 A redraw is timed from setting a control's value to the new HTML being in the Output widget
 (recompute on the model's device, capture to the CPU, draw, display).
 
-    python bench/widgets.py [--repeats 15] [--threads N] [--device cpu] [--map 300]
+    python -m bench.widgets [--repeats 15] [--threads N] [--device cpu] [--map 300]
 """
 
 from __future__ import annotations
@@ -22,18 +22,16 @@ import argparse
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
+import torch
+
+from lib import widgets
+from lib.data import DataConfig, load_corpus
+from lib.model import ModelConfig, Seq2Seq
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from lib import widgets  # noqa: E402
-from lib.data import DataConfig, load_corpus  # noqa: E402
-from lib.model import ModelConfig, Seq2Seq  # noqa: E402
 
 TARGET_MS, TARGET_KB = 100.0, 300.0
 

@@ -165,7 +165,7 @@ def setup_cell_index(nb) -> int:
     found = [i for i, c in enumerate(nb.cells) if "colab-setup" in c.metadata.get("tags", [])]
     if len(found) != 1:
         raise ColabEnvError(f"expected one cell tagged colab-setup, found {len(found)}; "
-                            "run `python scripts/colab_setup.py --write`")
+                            "run `python -m scripts.colab_setup --write`")
     return found[0]
 
 

@@ -15,11 +15,11 @@ functions, so that derivation is written once, in `lib/course/links.py`.
 
 Usage (from the repository root):
 
-    python scripts/colab_setup.py --check   # exit 1 and list notebooks (and lib/course/links.py)
+    python -m scripts.colab_setup --check   # exit 1 and list notebooks (and lib/course/links.py)
                                             # that are stale
-    python scripts/colab_setup.py --write   # insert or update the cell in every notebook, and
+    python -m scripts.colab_setup --write   # insert or update the cell in every notebook, and
                                             # the constants of lib/course/links.py
-    python scripts/colab_setup.py --print   # show the cell
+    python -m scripts.colab_setup --print   # show the cell
 
 `--check` runs in tests/test_hygiene.py. Notebooks can also be given explicitly as arguments
 (then lib/course/links.py is left alone).
@@ -28,13 +28,15 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 import yaml
+
+from lib.course import links
+from scripts import toc
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "_config.yml"
@@ -108,25 +110,16 @@ def render_cell(config_path: Path = CONFIG, pyproject: Path = PYPROJECT) -> str:
     return TEMPLATE.format(pip_url=pip_url, dist_name=distribution_name(pyproject))
 
 
-def _links(path: Path = LINKS):
-    """lib/course/links.py, loaded by path (it needs nothing but the standard library), so that this
-    script works before the package is installed."""
-    spec = importlib.util.spec_from_file_location("course_links", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def website_url(config_path: Path = CONFIG) -> str:
     """The course website's address (GitHub Pages of the repository), ending with "/"."""
-    return _links().website(load_repository(config_path)[0])
+    return links.website(load_repository(config_path)[0])
 
 
 def colab_url(chapter: str | Path, config_path: Path = CONFIG) -> str:
     """The Colab link of a chapter's reader notebook, published flat on the notebooks branch:
     "book/encoder", "book/encoder.md" and "encoder.ipynb" all give .../blob/notebooks/encoder
     .ipynb."""
-    return _links().colab(f"{Path(chapter).stem}.ipynb", load_repository(config_path)[0])
+    return links.colab(f"{Path(chapter).stem}.ipynb", load_repository(config_path)[0])
 
 
 def render_links(config_path: Path = CONFIG) -> str:
@@ -153,20 +146,10 @@ def sync_links(path: Path = LINKS, config_path: Path = CONFIG, write: bool = Fal
     return False
 
 
-def _toc():
-    """scripts/toc.py, the one reader and writer of chapter sources (loaded by path: scripts/
-    is not a package, and this file also runs as a module of the tests)."""
-    spec = importlib.util.spec_from_file_location("scripts_toc", Path(__file__).with_name("toc.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def find_notebooks(book: Path = BOOK) -> list[Path]:
     """The chapter notebooks under book/ (MyST Markdown notebooks and any .ipynb), outside
     checkpoints and builds; plain Markdown pages such as intro.md are not notebooks."""
     skip = {".ipynb_checkpoints", "_build", "jupyter_execute"}
-    toc = _toc()
     return sorted(
         p for p in book.rglob("*")
         if p.suffix in toc.PAGE_SUFFIXES and p.is_file()
@@ -227,7 +210,6 @@ def main(argv: list[str] | None = None) -> int:
         print(source)
         return 0
     notebooks = args.notebooks or find_notebooks()
-    toc = _toc()
     stale = []
     if not args.notebooks and LINKS.is_file():
         if not sync_links(LINKS, args.config, write=args.write) and args.check:
@@ -245,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         for path in stale:
             print(f"  {path}", file=sys.stderr)
-        print("Run `python scripts/colab_setup.py --write` to fix them.", file=sys.stderr)
+        print("Run `python -m scripts.colab_setup --write` to fix them.", file=sys.stderr)
         return 1
     if args.check:
         print(f"{len(notebooks)} notebook(s) checked: the Colab setup cell is in sync.")

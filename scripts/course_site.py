@@ -3,18 +3,18 @@
 - Substitutions for pages, derived from `repository:` in `_config.yml` (the one place the
   repository URL is written): `{{ repository_link }}` and `{{ colab_link_pattern }}`.
 - Every chapter page's Colab button opens the chapter's *reader notebook* on the repository's
-  notebooks branch (`scripts/colab_setup.py` `colab_url`). sphinx-book-theme would link the
+  notebooks branch (`scripts.colab_setup.colab_url`). sphinx-book-theme would link the
   chapter's MyST Markdown source, which Colab cannot open.
 - The page's download menu offers that same reader notebook as .ipynb: once the build has
-  finished (every chapter executed, its glued values stored), `scripts/reader_notebooks.py`
-  writes it over the executed copy the theme put in `_sources/`, so a downloaded notebook is the
+  finished (every chapter executed, its glued values stored), `scripts.reader` writes
+  it over the executed copy the theme put in `_sources/`, so a downloaded notebook is the
   one that runs in Colab and Jupyter, not a MyST one.
 - Repeated <script> tags are dropped: Sphinx 7.4 registers an inline script that an extension
   adds after the builder started (sphinx-thebe's `const THEBE_JS_URL = ...`) twice, once as
   filename None and once as "", so every page declared the same `const` twice and the browser
   logged a SyntaxError.
 
-Loaded through `sphinx: local_extensions:` in `_config.yml` (so scripts/ is on sys.path).
+Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.course_site`.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from scripts import colab_setup, reader, toc
+
 COLAB_PREFIX = "https://colab.research.google.com/"
 
 
 def _add_substitutions(app: Sphinx, config: Config) -> None:
-    import colab_setup
-
     url, _ = colab_setup.load_repository()
     slug = url.removeprefix("https://github.com/")
     config.myst_substitutions = {
@@ -42,8 +42,6 @@ def _add_substitutions(app: Sphinx, config: Config) -> None:
 def _chapters(app: Sphinx) -> set[str]:
     """The pages that are notebooks (book/x), read once per build."""
     if not hasattr(app, "_course_chapters"):
-        import toc
-
         app._course_chapters = set(toc.notebooks(Path(app.confdir) / "_toc.yml"))
     return app._course_chapters
 
@@ -57,8 +55,6 @@ def _colab_button(app: Sphinx, pagename, templatename, context, doctree) -> None
         return
     if pagename not in _chapters(app):
         raise RuntimeError(f"{pagename} has a Colab button but is no chapter of _toc.yml")
-    import colab_setup
-
     for button in colab:
         button["url"] = colab_setup.colab_url(pagename)
 
@@ -67,11 +63,9 @@ def _reader_downloads(app: Sphinx, exception) -> None:
     """Replace each chapter's downloadable .ipynb with its reader notebook."""
     if exception is not None or app.builder.format != "html":
         return
-    import reader_notebooks
-
     outdir = Path(app.outdir)
-    site = reader_notebooks.load_site(outdir.parent)
-    for page, text in reader_notebooks.render_all(site, Path(app.confdir) / "_toc.yml").items():
+    site = reader.load_site(outdir.parent)
+    for page, text in reader.render_all(site, Path(app.confdir) / "_toc.yml").items():
         target = outdir / "_sources" / f"{page}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

@@ -9,8 +9,8 @@ bytes, and tests/test_figures.py fails when a committed SVG differs from what th
 Every figure paints its own light, rounded panel, so it reads the same on the website's light
 and dark themes and in Colab or JupyterLab, where an <img> cannot see the page's colours.
 
-    python scripts/figures.py            # write book/figures/*.svg
-    python scripts/figures.py --check    # exit 1 if a committed figure is stale
+    python -m scripts.figures            # write book/figures/*.svg
+    python -m scripts.figures --check    # exit 1 if a committed figure is stale
 """
 
 from __future__ import annotations
@@ -817,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(text, encoding="utf-8")
         print(path)
     if stale:
-        print("stale figures (run python scripts/figures.py):\n" + "\n".join(stale),
+        print("stale figures (run python -m scripts.figures):\n" + "\n".join(stale),
               file=sys.stderr)
         return 1
     return 0

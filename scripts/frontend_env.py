@@ -20,14 +20,13 @@ interrupted build (no `env.json` written last) is never reused. `lab_env()` chec
 `serve()` starts a server on 127.0.0.1 with its own configuration, data, runtime and settings
 folders (nothing of ~/.jupyter leaks in) and stops it afterwards.
 
-    python scripts/frontend_env.py            # build (or find) the classic environment
+    python -m scripts.frontend_env            # build (or find) the classic environment
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -41,6 +40,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from scripts import colab_env
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "_build" / "frontends"
@@ -64,14 +65,6 @@ class FrontendEnvError(RuntimeError):
     """A front-end environment could not be built, found or started."""
 
 
-def _script(name: str):
-    path = ROOT / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"scripts_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group(0)).lower()
 
@@ -89,8 +82,7 @@ def classic_pins() -> list[str]:
     """Every pin of the classic environment: Colab's torch and packages, then the front end's
     (a package Colab's list already pins keeps that pin), then what `lib` needs that Colab lacks
     (requirements.txt's version: the setup cell would install it)."""
-    colab = _script("colab_env")
-    pins = [colab.COLAB_TORCH, *colab.COLAB_PACKAGES]
+    pins = [colab_env.COLAB_TORCH, *colab_env.COLAB_PACKAGES]
     names = {_name(p) for p in pins}
     pins += [p for p in CLASSIC_FRONTEND if _name(p) not in names]
     pins.append(_requirement("sacrebleu"))

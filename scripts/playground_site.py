@@ -15,14 +15,13 @@ beside it. This extension copies, at the end of every HTML build:
 
 Only that page refers to them, so no other page gets heavier. Like vendor_assets, these files are
 not kept in a `_static/` source folder: Jupyter Book 1 would add every .js file there to every
-page. Loaded through `sphinx: local_extensions:` in `_config.yml`; tests/test_playground.py
-assembles a small site with `assemble` too.
+page. Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.playground_site`;
+tests/test_playground.py assembles a small site with `assemble` too.
 """
 
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,9 +40,7 @@ EXPORTS = ROOT / "_build" / "playground"
 
 def model_dir(exports: Path = EXPORTS) -> Path:
     """The export for the current key (FileNotFoundError naming `make playground` if absent)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from lib.course import playground
+    from lib.course import playground  # torch: only when a build needs the model
 
     return playground.current(exports)
 

@@ -1,7 +1,7 @@
 """Publish what the deployment workflow built: the reference checkpoint and the reader notebooks.
 
-    python scripts/publish.py release _build/release      # make publish-release
-    python scripts/publish.py notebooks _build/notebooks  # make publish-notebooks
+    python -m scripts.publish release _build/release      # make publish-release
+    python -m scripts.publish notebooks _build/notebooks  # make publish-notebooks
 
 `release` puts the checkpoint named in DIR/manifest.json and the manifest itself on the GitHub
 release `<tag>`, through the GitHub CLI (`gh` from PATH, GH_TOKEN from the environment). A key's

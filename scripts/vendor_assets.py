@@ -11,7 +11,7 @@ manager where its fonts are and lets it typeset with MathJax 3) into `_static/co
 They are deliberately *not* kept in a `_static/` source folder: Jupyter Book 1 adds every
 .js file found there to every page.
 
-Loaded through `sphinx: local_extensions:` in `_config.yml`.
+Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.vendor_assets`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Shared pytest fixtures: paths, the site tooling in scripts/, and the built site on 127.0.0.1.
+"""Shared pytest fixtures: paths, the built site on 127.0.0.1, headless Chromium.
+
+The site tooling is the `scripts` package: tests import it (`from scripts import toc`), with the
+repository root on the path (pyproject.toml's `pythonpath`).
 
 Markers (declared in pyproject.toml): `browser` drives headless Chromium against the built site,
 `slow` needs the trained model or a built site. Unit tests alone: `pytest -m "not browser"`.
@@ -8,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import os
 import shutil
 import threading
@@ -21,31 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
 
-def load_script(name: str):
-    """Import scripts/<name>.py (site tooling, not part of the `lib` package)."""
-    path = ROOT / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"scripts_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def one_thread():
-    """Tiny models run fastest on one thread; on 2 shared cores more threads thrash (about 20x).
-    A module of tiny-model tests opts in: `pytestmark = pytest.mark.usefixtures("one_thread")`."""
+    """Tiny models run fastest on one thread: on a few shared cores, more threads mostly wait for
+    each other. A module of tiny-model tests opts in:
+    `pytestmark = pytest.mark.usefixtures("one_thread")`."""
     import torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="session")
-def colab_setup():
-    """scripts/colab_setup.py as a module."""
-    return load_script("colab_setup")
 
 
 @pytest.fixture(scope="session")

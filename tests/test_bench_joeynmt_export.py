@@ -1,7 +1,8 @@
 """The JoeyNMT export gives JoeyNMT exactly lib's split, tokens and vocabularies.
 
 The first tests need no joeynmt. The last ones read the export with JoeyNMT 2.3.0 itself, in the
-bench environment (`python bench/joeynmt_compare.py setup` makes it), and are skipped without it.
+bench environment (`python -m bench.joeynmt_compare setup` makes it), and are skipped without
+it.
 """
 
 from __future__ import annotations
@@ -9,16 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench import joeynmt_compare as jc
 from lib.course.reference import MODEL, TRAIN
 from lib.data import Corpus, Vocab, encode_pairs, split_by_source, tokenize
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import joeynmt_compare as jc  # noqa: E402
 
 PAIRS = [("Go.", "Va !"), ("Go.", "Marche."), ("I'm hungry.", "J'ai faim."),
          ("Who is it?", "Qui est-ce ?"), ("Help!", "À l'aide !"), ("Run!", "Cours !"),
@@ -138,13 +136,13 @@ def test_log_freq_divides_validation_freq(freq, expected):
 # ---------------------------------------------------------------------------------------------
 
 # Runs in the bench environment: JoeyNMT loads the data and builds the model from a config that
-# joey_config wrote; prints what it saw as JSON. The worker is imported for its encoder patch.
+# joey_config wrote; prints what it saw as JSON. The worker is imported for its encoder patch
+# (run from the repository root, which puts `bench` and `lib` on the path).
 _IN_JOEYNMT = r"""
 import json, sys
 from pathlib import Path
 import torch
-sys.path.insert(0, sys.argv[2])
-import joeynmt_worker  # noqa: F401  (patches RecurrentEncoder.forward for the matched recipe)
+import bench.joeynmt_worker  # noqa: F401  (patches RecurrentEncoder.forward, matched recipe)
 from joeynmt.config import load_config, parse_global_args
 from joeynmt.prediction import prepare
 
@@ -192,7 +190,7 @@ print(json.dumps(out))
 def joeynmt_python() -> Path:
     py = jc.venv_python()
     if not py.is_file():
-        pytest.skip(f"no JoeyNMT bench environment at {py} (python bench/joeynmt_compare.py "
+        pytest.skip(f"no JoeyNMT bench environment at {py} (python -m bench.joeynmt_compare "
                     "setup)")
     return py
 
@@ -203,9 +201,9 @@ def _in_joeynmt(py: Path, corpus, tmp_path: Path, recipe: str) -> dict:
     cfg = jc.write_config(jc.joey_config(data, tmp_path / f"model-{recipe}", MODEL, TRAIN,
                                          alpha=0.3, max_len=40, recipe=recipe),
                           tmp_path / f"{recipe}.yaml")
-    env = dict(os.environ, PYTHONPATH=str(jc.ROOT), OMP_NUM_THREADS="1")
-    proc = subprocess.run([str(py), "-c", _IN_JOEYNMT, str(cfg), str(jc.ROOT / "bench")],
-                          env=env, capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run([str(py), "-c", _IN_JOEYNMT, str(cfg)], cwd=jc.ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -256,7 +254,7 @@ def test_joeynmt_loss_skips_padding(seen, recipe):
 
 @pytest.mark.parametrize("recipe", jc.RECIPES)
 def test_joeynmt_encoder_final_state_is_each_sentence_run_alone(seen, recipe):
-    """For the matched recipe this checks bench/joeynmt_worker.py's patched method."""
+    """For the matched recipe this checks bench.joeynmt_worker's patched method."""
     assert seen[recipe]["encoder_gap"] < 1e-5
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import copy
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import report  # noqa: E402
+from bench import book, report
 
 
 def _ttb(reached):
@@ -30,8 +28,9 @@ RESULTS = {
     "versions": {"joeynmt": "2.3.0", "torchmetrics": "1.9.0"},
     "install": "torch first, then joeynmt",
     "reference": {"key": "0123456789abcdef"},
-    "commands": ["python bench/training.py --steps 60"],
-    "run": {"date": "2030-01-02 03:04", "quick": False, "results_file": "r.json", "note": "n"},
+    "commands": ["python -m bench.training --steps 60"],
+    "run": {"date": "2030-01-02 03:04", "quick": False, "results_file": "r.json", "note": "n",
+            "minutes": 64.6},
     "joeynmt_notes": "Luong attention.",
     "throughput": {"ours": [4321.0, 4400.0], "joeynmt": [1234.0, 1300.0], "ours_median": 4360.0,
                    "joeynmt_median": 1267.0, "ratio": 3.44, "peak_gflops": 98.7,
@@ -64,7 +63,8 @@ def test_every_figure_is_rendered():
     for text in ("Test CPU 9000", "4,360", "1,267", "3.44x", "33.7%", "98.7 GFLOP/s",
                  "2.0 min", "not reached in 12 min (best 21.2)", "1,622", "2.11x",
                  "60.3449", "57.7692", "1.89x", "21.0 min", "3.1 min", "150.0",
-                 "12,728,257", "Luong attention.", "python bench/training.py --steps 60",
+                 "12,728,257", "Luong attention.", "python -m bench.training --steps 60",
+                 "a run of 65 minutes",
                  report.KEY_LINE.format(key="0123456789abcdef")):
         assert text in md, text
     assert "None" not in md and "nan" not in md
@@ -113,6 +113,13 @@ def test_skipped_cold_build_is_not_measured_never_a_number():
     assert "21.0 min" not in md and "18.0 min" not in md
 
 
+def test_a_run_without_its_duration_names_none():
+    """Results of an older run_all, which did not time itself: no duration, not a guess."""
+    results = copy.deepcopy(RESULTS)
+    del results["run"]["minutes"]
+    assert "a run of" not in report.render(results)
+
+
 def test_short_run_is_labelled():
     results = copy.deepcopy(RESULTS)
     results["run"]["quick"] = True
@@ -120,8 +127,6 @@ def test_short_run_is_labelled():
 
 
 def test_chapter_log_lines_are_parsed():
-    import book
-
     log = ("/x/book/tensors.ipynb: Executed notebook in 12.34 seconds [mystnb]\n"
            "book/bleu: Executed notebook in 5.00 seconds [mystnb]\n")
     assert book.chapter_times(log) == {"/x/book/tensors": 12.34, "book/bleu": 5.0}

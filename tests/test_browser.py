@@ -27,7 +27,9 @@ from pathlib import Path
 import conftest
 import pytest
 import yaml
-from conftest import LOCAL_HOSTS, ROOT, load_script, open_page, serve_directory  # noqa: F401
+from conftest import LOCAL_HOSTS, ROOT, open_page, serve_directory  # noqa: F401
+
+from scripts import colab_setup, toc
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +42,7 @@ COLAB_PATTERN = re.compile(
 
 def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     """Every page of the table of contents (paths without suffix, e.g. `book/intro`), in order."""
-    return load_script("toc").pages(toc_path)
+    return toc.pages(toc_path)
 
 
 PAGES = toc_files()
@@ -171,7 +173,7 @@ def math_problems(page) -> list[str]:
 
 
 @pytest.mark.parametrize("page_file", PAGES)
-def test_page(browser, site_dir, site_url, page_file, colab_setup):
+def test_page(browser, site_dir, site_url, page_file):
     html_path = site_dir / f"{page_file}.html"
     assert html_path.is_file(), f"{page_file} is in _toc.yml but was not built"
     page, context, problems = open_page(browser, site_url + f"{page_file}.html")
@@ -220,7 +222,6 @@ def test_page(browser, site_dir, site_url, page_file, colab_setup):
 
     # A chapter (a MyST notebook) links to its reader notebook in Colab; intro.md, a plain
     # page, does not need to.
-    toc = load_script("toc")
     if toc.is_notebook(toc.source(page_file)):
         expected = colab_setup.colab_url(page_file)
         assert COLAB_PATTERN.match(expected), expected

@@ -42,7 +42,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT, load_script
+from conftest import ROOT
+
+import scripts.colab_env
+from scripts import colab_setup, toc
 
 WORK = ROOT / "_build" / "colab-env"
 ENV = WORK / "venv"
@@ -56,7 +59,7 @@ TIMINGS: dict[str, float] = {}
 
 def chapters() -> list[str]:
     """The chapter names in the order of _toc.yml (encoder for book/encoder)."""
-    return [Path(page).name for page in load_script("toc").notebooks()]
+    return [Path(page).name for page in toc.notebooks()]
 
 
 CHAPTERS = chapters()
@@ -73,9 +76,9 @@ def _require(what: str, ok: bool, hint: str) -> None:
 
 @pytest.fixture(scope="module")
 def colab_env():
-    """scripts/colab_env.py; at the end, the time of each step goes to timings.json."""
+    """scripts.colab_env; at the end, the time of each step goes to timings.json."""
     TIMINGS.clear()
-    yield load_script("colab_env")
+    yield scripts.colab_env
     if TIMINGS:
         WORK.mkdir(parents=True, exist_ok=True)
         (WORK / "timings.json").write_text(
@@ -140,7 +143,7 @@ def fresh_env(colab_env):
 def stand_in(colab_env):
     """The repository the setup cell installs from: a local git repository on the branch
     named in _config.yml, at the same owner/name path as on GitHub."""
-    url, branch = load_script("colab_setup").load_repository()
+    url, branch = colab_setup.load_repository()
     owner_name = url.removeprefix("https://github.com/")
     return colab_env.stand_in_repository(GITHUB / owner_name, branch)
 
@@ -307,7 +310,6 @@ def test_reader_notebook_cold_start_in_colab(colab_env, installed, stand_in, rel
 
 def test_every_chapter_has_one_setup_cell_the_test_can_redirect(colab_env, tmp_path):
     assert CHAPTERS, "no chapter notebooks in _toc.yml"
-    toc = load_script("toc")
     for page in toc.notebooks():
         nb = toc.read(toc.source(page))
         source = nb.cells[colab_env.setup_cell_index(nb)].source
@@ -315,7 +317,7 @@ def test_every_chapter_has_one_setup_cell_the_test_can_redirect(colab_env, tmp_p
         old, new = source.splitlines(), redirected.splitlines()
         differ = [(a, b) for a, b in zip(old, new) if a != b]
         assert len(old) == len(new) and len(differ) == 1, differ
-        _, branch = load_script("colab_setup").load_repository()
+        _, branch = colab_setup.load_repository()
         assert differ[0][1] == f'COURSE_PACKAGE = "git+file://{tmp_path.resolve()}@{branch}"'
 
 
@@ -323,7 +325,7 @@ def test_setup_cell_without_a_github_url_is_refused(colab_env, tmp_path):
     with pytest.raises(colab_env.ColabEnvError, match="COURSE_PACKAGE"):
         colab_env.setup_cell_for('COURSE_PACKAGE = "lib"\n', tmp_path)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import lib")])
-    with pytest.raises(colab_env.ColabEnvError, match="colab_setup.py --write"):
+    with pytest.raises(colab_env.ColabEnvError, match="scripts.colab_setup --write"):
         colab_env.setup_cell_index(nb)
 
 

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT, load_script
+from conftest import ROOT
 
-figures = load_script("figures")
-rn = load_script("reader_notebooks")
+from scripts import figures
+from scripts import reader as rn
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 FIGURE_DIR = ROOT / "book" / "figures"
 WEB = "https://owner.github.io/repo/"
@@ -56,7 +57,7 @@ def test_the_committed_figures_are_what_the_source_draws(drawn):
         f"only drawn {set(drawn) - committed}")
     stale = [name for name, text in drawn.items()
              if (FIGURE_DIR / name).read_text("utf-8") != text]
-    assert not stale, f"stale figures {stale}: run `python scripts/figures.py` and commit them"
+    assert not stale, f"stale figures {stale}: run `python -m scripts.figures` and commit them"
 
 
 def test_the_drawing_is_deterministic(drawn):

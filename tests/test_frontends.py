@@ -1,7 +1,7 @@
 """Reader notebooks in real front ends, driven like a reader in headless Chromium.
 
 JupyterLab 4 with ipywidgets 8 (the project's .venv) opens two reader notebooks, the classic
-Notebook with ipywidgets 7.7.1 and Colab's widget packages (scripts/frontend_env.py) opens one.
+Notebook with ipywidgets 7.7.1 and Colab's widget packages (scripts.frontend_env) opens one.
 Each is run with the front end's own "Run All", and the test reads the rendered page:
 
 - no MyST syntax is left in the text (glue roles, directives, `:label:` lines...);
@@ -27,8 +27,10 @@ import shutil
 import time
 
 import pytest
-from conftest import ROOT, load_script, open_page
+from conftest import ROOT, open_page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from scripts import colab_setup, frontend_env, reader
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -47,16 +49,11 @@ def _require(message: str):
 
 
 @pytest.fixture(scope="module")
-def frontend_env():
-    return load_script("frontend_env")
-
-
-@pytest.fixture(scope="module")
 def reader_notebooks(site_dir):
     """The reader notebooks of this build, generated afresh (a few seconds)."""
     out = WORK / "notebooks"
     shutil.rmtree(out, ignore_errors=True)
-    load_script("reader_notebooks").write_notebooks(out)
+    reader.write_notebooks(out)
     missing = [c for c in {*LAB_CHAPTERS, CLASSIC_CHAPTER} if not (out / f"{c}.ipynb").is_file()]
     assert not missing, f"no reader notebook for {missing} in {out}"
     return out
@@ -373,7 +370,7 @@ def exercise(nb: Notebook) -> dict[str, float]:
 
 def open_notebook(browser, server, kind: str, name: str):
     # the figures of a reader notebook are the website's copies: served from the build
-    website = load_script("colab_setup").website_url()
+    website = colab_setup.website_url()
     page, context, problems = open_page(browser, server.url(f"{name}.ipynb"),
                                         mirror=(website, ROOT / "_build" / "html"))
     context.set_default_timeout(30_000)
@@ -390,7 +387,7 @@ def check_clean(problems: dict, where: str) -> None:
     assert not widget_errors, f"{where}: widget errors in the console: {widget_errors}"
 
 
-def run_in(frontend_env, browser, kind: str, env, chapters: list[str], reader_notebooks):
+def run_in(browser, kind: str, env, chapters: list[str], reader_notebooks):
     folder = WORK / f"run-{kind}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -419,21 +416,21 @@ def run_in(frontend_env, browser, kind: str, env, chapters: list[str], reader_no
     return report
 
 
-def test_jupyterlab_runs_reader_notebooks(frontend_env, browser, reader_notebooks,
+def test_jupyterlab_runs_reader_notebooks(browser, reader_notebooks,
                                           reference_model):
     """(c) JupyterLab 4 with ipywidgets 8: two reader notebooks, Run All, then the live views."""
     env = frontend_env.lab_env()
-    report = run_in(frontend_env, browser, "lab", env, LAB_CHAPTERS, reader_notebooks)
+    report = run_in(browser, "lab", env, LAB_CHAPTERS, reader_notebooks)
     slow = {f"{c}/{k}": s for c, r in report.items() for k, s in r.items()
             if k != "run all" and s > 15}
     assert not slow, f"live views took over 15 s to redraw: {slow}"
 
 
-def test_classic_notebook_with_colabs_widgets(frontend_env, browser, reader_notebooks,
+def test_classic_notebook_with_colabs_widgets(browser, reader_notebooks,
                                               reference_model):
     """(d) The classic Notebook 6.5 with ipywidgets 7.7.1 and Colab's widgetsnbextension."""
     env = frontend_env.classic_env()
     versions = frontend_env.installed_versions(env)
     assert versions["ipywidgets"] == "7.7.1" and versions["notebook"].startswith("6.5")
-    report = run_in(frontend_env, browser, "classic", env, [CLASSIC_CHAPTER], reader_notebooks)
+    report = run_in(browser, "classic", env, [CLASSIC_CHAPTER], reader_notebooks)
     assert report[CLASSIC_CHAPTER]["beam size"] < 15

@@ -13,7 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from conftest import ROOT, load_script
+from conftest import ROOT
+
+from scripts import colab_setup, toc, vendor_assets
 
 BOOK = ROOT / "book"
 # Files in book/ that are not pages: bibliography, images, helpers. Pages are .md and .ipynb.
@@ -34,12 +36,11 @@ def book_pages() -> set[str]:
 
 
 def toc_entries() -> list[str]:
-    return load_script("toc").pages()
+    return toc.pages()
 
 
-def test_notebooks_are_committed_without_outputs(colab_setup):
+def test_notebooks_are_committed_without_outputs():
     """A MyST Markdown chapter cannot hold outputs; an .ipynb one (still allowed) must not."""
-    toc = load_script("toc")
     problems = []
     notebooks = colab_setup.find_notebooks(BOOK)
     assert notebooks, "no chapter notebook found in book/"
@@ -62,7 +63,6 @@ def test_notebooks_are_committed_without_outputs(colab_setup):
 def test_chapters_are_myst_markdown_notebooks():
     """Chapters are text (jupytext `myst`), so that a change is a readable diff; every chapter of
     the table of contents is one, with its kernelspec, and reads back as a notebook."""
-    toc = load_script("toc")
     chapters = toc.notebooks()
     assert len(chapters) >= 8, chapters
     for page in chapters:
@@ -76,7 +76,6 @@ def test_chapters_are_myst_markdown_notebooks():
 
 
 def test_chapter_source_errors_are_clear(tmp_path):
-    toc = load_script("toc")
     (tmp_path / "_toc.yml").write_text("root: book/intro\n")
     with pytest.raises(FileNotFoundError, match="'book/intro' has no source"):
         toc.source("book/intro", tmp_path)
@@ -92,7 +91,7 @@ def test_chapter_source_errors_are_clear(tmp_path):
 
 def test_colab_setup_cells_are_in_sync():
     result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "colab_setup.py"), "--check"],
+        [sys.executable, "-m", "scripts.colab_setup", "--check"],
         capture_output=True, text=True, cwd=ROOT,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -131,12 +130,11 @@ def test_ruff():
 
 def test_ruff_on_the_chapters():
     """ruff does not read MyST Markdown: scripts/toc.py hands it each chapter as a notebook."""
-    status, report = load_script("toc").lint()
+    status, report = toc.lint()
     assert status == 0, report
 
 
 def test_chapter_lint_finds_a_problem(tmp_path):
-    toc = load_script("toc")
     chapter = tmp_path / "chapter.md"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter"),
                                          nbformat.v4.new_code_cell("import os\nx = 1")])
@@ -152,7 +150,7 @@ def test_chapter_lint_finds_a_problem(tmp_path):
 
 def test_repository_url_is_written_once():
     """_config.yml is the only place that names the repository; everything else derives it."""
-    url, _ = load_script("colab_setup").load_repository()
+    url, _ = colab_setup.load_repository()
     tracked = subprocess.run(
         ["git", "ls-files"], capture_output=True, text=True, cwd=ROOT
     ).stdout.split()
@@ -161,7 +159,7 @@ def test_repository_url_is_written_once():
     skip = {"_config.yml", "README.md"}  # README: checked against _config.yml below
     # The chapters' setup cell and lib/course/links.py's constants are generated from _config.yml
     # and checked by `colab_setup.py --check` above.
-    skip |= {p.relative_to(ROOT).as_posix() for p in load_script("colab_setup").find_notebooks()}
+    skip |= {p.relative_to(ROOT).as_posix() for p in colab_setup.find_notebooks()}
     skip.add("lib/course/links.py")
     holders = []
     for name in tracked:
@@ -176,7 +174,6 @@ def test_repository_url_is_written_once():
 def test_readme_links_match_config():
     """The README shows people the repository and Colab links; they must be _config.yml's, and
     a Colab link opens a chapter's reader notebook on the notebooks branch."""
-    colab_setup = load_script("colab_setup")
     url, _ = colab_setup.load_repository()
     slug = url.removeprefix("https://github.com/")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -184,7 +181,7 @@ def test_readme_links_match_config():
     assert repos <= {slug}, f"README names {repos - {slug}}; _config.yml says {slug}"
     links = re.findall(r"https://colab\.research\.google\.com/[^\s)\]`\"']+", text)
     assert links, "the README has no Colab link"
-    chapters = {Path(p).name for p in load_script("toc").notebooks()}
+    chapters = {Path(p).name for p in toc.notebooks()}
     allowed = {colab_setup.colab_url(c) for c in chapters}
     pattern = colab_setup.colab_url("CHAPTER").replace("CHAPTER", "<chapter>")
     wrong = [link for link in links if link not in allowed and link != pattern]
@@ -220,10 +217,9 @@ def test_widget_manager_matches_ipywidgets():
 
 def test_vendor_assets_copy(tmp_path):
     """The copy step finds every file it needs in node_modules (after `npm ci`)."""
-    vendor = load_script("vendor_assets")
-    if vendor.missing_packages():
+    if vendor_assets.missing_packages():
         pytest.skip("node_modules is not installed (`make book` runs `npm ci`)")
-    copied = vendor.copy_assets(tmp_path)
+    copied = vendor_assets.copy_assets(tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in copied}
     needed = {
         "course/widgets-setup.js",
@@ -246,7 +242,7 @@ def _notebook(path: Path, cells) -> Path:
     return path
 
 
-def test_colab_setup_renders_from_config(colab_setup, tmp_path):
+def test_colab_setup_renders_from_config(tmp_path):
     config = tmp_path / "_config.yml"
     config.write_text("repository:\n  url: https://github.com/someone/elsewhere/\n  branch: dev\n")
     source = colab_setup.render_cell(config)
@@ -262,7 +258,7 @@ def test_colab_setup_renders_from_config(colab_setup, tmp_path):
         'REPOSITORY = "https://github.com/someone/elsewhere"\nBRANCH = "dev"\n')
 
 
-def test_links_constants_follow_config(colab_setup, tmp_path):
+def test_links_constants_follow_config(tmp_path):
     """lib/course/links.py's generated constants: --check notices a stale pair, --write
     restores it."""
     config = tmp_path / "_config.yml"
@@ -284,13 +280,13 @@ def test_links_constants_follow_config(colab_setup, tmp_path):
         colab_setup.sync_links(links, config)
 
 
-def test_colab_setup_cell_does_nothing_outside_colab(colab_setup):
+def test_colab_setup_cell_does_nothing_outside_colab():
     namespace: dict = {}
     exec(colab_setup.render_cell(), namespace)  # noqa: S102 - our own generated code
     assert namespace["IN_COLAB"] is False
 
 
-def test_colab_setup_write_then_check(colab_setup, tmp_path):
+def test_colab_setup_write_then_check(tmp_path):
     nb_path = _notebook(tmp_path / "chapter.ipynb", [
         nbformat.v4.new_markdown_cell("# A chapter"),
         nbformat.v4.new_code_cell("import lib"),
@@ -323,7 +319,7 @@ def test_colab_setup_write_then_check(colab_setup, tmp_path):
     assert len(tagged) == 1 and nb.cells[1] is tagged[0]
 
 
-def test_colab_setup_moves_a_misplaced_cell(colab_setup, tmp_path):
+def test_colab_setup_moves_a_misplaced_cell(tmp_path):
     nb_path = _notebook(tmp_path / "chapter.ipynb", [nbformat.v4.new_code_cell("x = 1")])
     colab_setup.main(["--write", str(nb_path)])
     nb = nbformat.read(nb_path, as_version=4)
@@ -335,16 +331,15 @@ def test_colab_setup_moves_a_misplaced_cell(colab_setup, tmp_path):
     assert [c.source for c in nb.cells] == [colab_setup.render_cell(), "x = 1"]
 
 
-def test_colab_setup_with_no_notebooks(colab_setup, tmp_path, monkeypatch):
+def test_colab_setup_with_no_notebooks(tmp_path, monkeypatch):
     assert colab_setup.find_notebooks(tmp_path) == []
     monkeypatch.setattr(colab_setup, "find_notebooks", lambda book=None: [])
     assert colab_setup.main(["--check"]) == 0
     assert colab_setup.main(["--write"]) == 0
 
 
-def test_colab_setup_on_a_markdown_chapter(colab_setup, tmp_path):
+def test_colab_setup_on_a_markdown_chapter(tmp_path):
     """--write adds the cell to a MyST Markdown chapter and keeps the file MyST Markdown."""
-    toc = load_script("toc")
     chapter = tmp_path / "chapter.md"
     chapter.write_text(
         "---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
@@ -384,9 +379,8 @@ def visible_cell_problems(nb) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("page", load_script("toc").notebooks())
+@pytest.mark.parametrize("page", toc.notebooks())
 def test_visible_cells_are_short_and_free_of_glue(page):
-    toc = load_script("toc")
     problems = visible_cell_problems(toc.read(toc.source(page)))
     assert not problems, f"{page}: " + "; ".join(problems)
 

@@ -4,16 +4,16 @@ _config.yml."""
 from __future__ import annotations
 
 import pytest
-from conftest import load_script
 
 from lib.course import links
+from scripts import colab_setup
 
 
 def test_the_package_carries_the_repository_of_config_yml():
-    url, branch = load_script("colab_setup").load_repository()
+    url, branch = colab_setup.load_repository()
     assert (links.REPOSITORY, links.BRANCH) == (url, branch), (
         "lib/course/links.py disagrees with _config.yml: run "
-        "`python scripts/colab_setup.py --write`")
+        "`python -m scripts.colab_setup --write`")
 
 
 def test_urls_derived_from_the_repository(monkeypatch):

@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, SITE, load_script, open_page, serve_directory
+from conftest import ROOT, SITE, open_page, serve_directory
 
 from lib.course import playground
 from lib.data import SOS, detokenize, load_corpus, normalize, tokenize
+from scripts import playground_site
 
 EXPORTS = ROOT / "_build" / "playground"
 SHOTS = ROOT / "_build" / "screenshots" / "playground"
@@ -167,7 +168,7 @@ def test_onnx_graphs_match_lib(export_dir, page_model, held_out):
 
 def _mini_site(root: Path, model: Path) -> Path:
     """book/playground.html (the page's markup in a bare document) + _static/playground/."""
-    load_script("playground_site").assemble(root / "_static", model)
+    playground_site.assemble(root / "_static", model)
     fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
     (root / "book").mkdir(parents=True, exist_ok=True)
     (root / "book" / "playground.html").write_text(

@@ -1,4 +1,5 @@
-"""Reader notebooks (scripts/reader_notebooks.py): what a reader sees in Colab and JupyterLab.
+"""Reader notebooks (scripts/reader/, run as scripts.reader_notebooks): what a reader sees in
+Colab and JupyterLab.
 
 Unit tests convert small hand-written chapters and compare with the exact Markdown expected.
 The tests on the built website (skipped under a bare pytest without `_build/html`, failing
@@ -13,12 +14,16 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
-from conftest import load_script
+from conftest import ROOT
 
-rn = load_script("reader_notebooks")
+from scripts import colab_setup, reader_notebooks, toc
+from scripts import reader as rn
+
 WEB = "https://owner.github.io/repo/"
 REFS = WEB + "book/references.html"
 
@@ -70,21 +75,6 @@ def test_glue_roles_become_the_built_values(conv):
 def test_glue_any_shows_a_string_as_the_website_does(conv):
     """{glue} shows text/plain as written, so a glued string keeps its quotes, as on the site."""
     assert conv.convert("{glue}`word`") == "'&lt;eos&gt; \\*x\\*'"
-
-
-@pytest.mark.parametrize("plain", ["36.4612", "1234", "'Je suis.'", "0.00012", "7"])
-@pytest.mark.parametrize("spec", ["", "s", ".2f", ".1%", ".3g", ".1e", ",d", "d"])
-def test_glue_formatting_is_myst_nbs(plain, spec):
-    """The formatting of {glue:text}`name:spec` equals myst-nb's own (the website's)."""
-    from myst_nb.core.variables import format_plain_text
-
-    try:
-        expected = format_plain_text(plain, spec)
-    except (ValueError, TypeError) as error:
-        with pytest.raises(type(error)):
-            rn.format_glue_text(plain, spec)
-        return
-    assert rn.format_glue_text(plain, spec) == expected
 
 
 def test_citations_are_author_year_links_to_the_references_page(site, conv):
@@ -355,7 +345,6 @@ def test_the_myst_oracle_ignores_code():
 # The real chapters, converted from the built website
 # ---------------------------------------------------------------------------------------------
 
-toc = load_script("toc")
 _GLUE_TEXT = re.compile(r"\{glue:text\}`(?P<content>[^`]+)`")
 _SOLUTION = re.compile(r"^```+\{solution-start\}\s*(\S+)", re.M)
 _EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise(?:-start)?\}", re.M)
@@ -472,7 +461,6 @@ def test_solutions_are_collapsed_and_never_run(built):
 
 
 def test_code_cells_are_clean_and_the_setup_cell_comes_first(built):
-    colab_setup = load_script("colab_setup")
     package_line = next(line for line in colab_setup.render_cell().splitlines()
                         if line.startswith("COURSE_PACKAGE"))
     _, notebooks = built
@@ -491,7 +479,7 @@ def test_code_cells_are_clean_and_the_setup_cell_comes_first(built):
 
 def test_cli_writes_one_flat_notebook_per_chapter(built, site_dir, tmp_path):
     (tmp_path / "stale.ipynb").write_text("{}")
-    assert rn.main(["--out", str(tmp_path), "--build", str(site_dir.parent)]) == 0
+    assert reader_notebooks.main(["--out", str(tmp_path), "--build", str(site_dir.parent)]) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(f"{page.split('/')[-1]}.ipynb" for page in toc.notebooks())
     texts = rn.render_all(built[0])
@@ -499,15 +487,18 @@ def test_cli_writes_one_flat_notebook_per_chapter(built, site_dir, tmp_path):
         assert (tmp_path / f"{page.split('/')[-1]}.ipynb").read_text(encoding="utf-8") == text
 
 
-def test_cli_without_a_build_says_so(tmp_path, capsys):
-    assert rn.main(["--out", str(tmp_path / "out"), "--build", str(tmp_path)]) == 1
-    assert "objects.inv is missing: build the website first" in capsys.readouterr().err
+def test_cli_without_a_build_says_so(tmp_path):
+    """`python -m scripts.reader_notebooks`, as `make notebooks` runs it."""
+    result = subprocess.run([sys.executable, "-m", "scripts.reader_notebooks", "--out",
+                             str(tmp_path / "out"), "--build", str(tmp_path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "objects.inv is missing: build the website first" in result.stderr
 
 
 def test_website_buttons_open_and_download_the_reader_notebook(built, site_dir):
     """The Colab entry of every chapter page opens its reader notebook on the notebooks branch,
     and the page's .ipynb download is that same notebook."""
-    colab_setup = load_script("colab_setup")
     texts = rn.render_all(built[0])
     for page, text in texts.items():
         page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")

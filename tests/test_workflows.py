@@ -17,18 +17,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, load_script
+from conftest import ROOT
+
+from scripts import publish
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 MAKEFILE = ROOT / "Makefile"
-SCRIPT = ROOT / "scripts" / "publish.py"
+PUBLISH = [sys.executable, "-m", "scripts.publish"]  # from the repository root
 RUN_STEP = re.compile(r"make ([A-Za-z0-9][\w.-]*)|\.ci/run")
-
-
-@pytest.fixture(scope="module")
-def publish():
-    """scripts/publish.py as a module."""
-    return load_script("publish")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,9 +172,17 @@ def test_test_workflow_runs_make_test_on_pull_requests_and_main():
     assert [s["run"] for s in steps(workflow, "test") if "run" in s] == ["make test"]
 
 
+def test_the_makefile_header_describes_every_target():
+    """The README sends readers to the top of the Makefile for its targets: all of them."""
+    text = MAKEFILE.read_text(encoding="utf-8")
+    header = text[:text.index("\nSHELL")]
+    described = set(re.findall(r"\bmake ([A-Za-z0-9][\w.-]*)", header))
+    assert makefile_targets(text) <= described, makefile_targets(text) - described
+
+
 @pytest.mark.parametrize("target, command", [
-    ("publish-release", "scripts/publish.py release _build/release"),
-    ("publish-notebooks", "scripts/publish.py notebooks _build/notebooks"),
+    ("publish-release", "-m scripts.publish release _build/release"),
+    ("publish-notebooks", "-m scripts.publish notebooks _build/notebooks"),
 ])
 def test_publish_targets_call_the_publish_script(target, command):
     """`make -n` (prints, runs nothing): the target's own recipe ends the plan, after its
@@ -192,7 +196,7 @@ def test_publish_targets_call_the_publish_script(target, command):
     lines = result.stdout.strip().splitlines()
     assert lines[-1] == f".venv/bin/python {command}"
     builds = "lib.course.release --out _build/release" if target == "publish-release" \
-        else "scripts/reader_notebooks.py --out _build/notebooks"
+        else "-m scripts.reader_notebooks --out _build/notebooks"
     assert any(builds in line for line in lines[:-1])
 
 
@@ -347,7 +351,7 @@ def manifest_of(directory: Path) -> dict:
     return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
 
 
-def test_new_release_is_created_with_both_files(publish, gh, release_dir, capsys):
+def test_new_release_is_created_with_both_files(gh, release_dir, capsys):
     gh.scenario({"release view": NOT_FOUND})
     assert publish.publish_release(release_dir) == "created"
     view, create = gh.calls()
@@ -372,7 +376,7 @@ def test_new_release_is_created_with_both_files(publish, gh, release_dir, capsys
     assert f"release {TAG}: created" in capsys.readouterr().out
 
 
-def test_a_flat_bleu_field_is_accepted_too(publish, gh, release_dir):
+def test_a_flat_bleu_field_is_accepted_too(gh, release_dir):
     rewrite(release_dir, test_bleu=..., test_sentences=..., bleu={"greedy": 36.46, "beam5": 39.5})
     gh.scenario({"release view": NOT_FOUND})
     assert publish.publish_release(release_dir) == "created"
@@ -384,14 +388,14 @@ def test_new_release_targets_the_built_commit_from_the_cli(gh, release_dir, monk
     """Actions sets GITHUB_SHA: the new tag points at the commit that was built."""
     gh.scenario({"release view": NOT_FOUND})
     monkeypatch.setenv("GITHUB_SHA", "a" * 40)
-    result = subprocess.run([sys.executable, str(SCRIPT), "release", str(release_dir)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*PUBLISH, "release", str(release_dir)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     create = gh.argvs()[1]
     assert create[create.index("--target") + 1] == "a" * 40
 
 
-def test_complete_release_is_left_alone(publish, gh, release_dir, capsys):
+def test_complete_release_is_left_alone(gh, release_dir, capsys):
     size = manifest_of(release_dir)["bytes"]
     gh.view_assets((CKPT, size), ("manifest.json", 300))
     assert publish.publish_release(release_dir) == "unchanged"
@@ -399,7 +403,7 @@ def test_complete_release_is_left_alone(publish, gh, release_dir, capsys):
     assert "already published" in capsys.readouterr().out
 
 
-def test_release_missing_its_manifest_gets_only_the_manifest(publish, gh, release_dir):
+def test_release_missing_its_manifest_gets_only_the_manifest(gh, release_dir):
     gh.view_assets((CKPT, manifest_of(release_dir)["bytes"]))
     assert publish.publish_release(release_dir) == "uploaded"
     assert gh.argvs()[1:] == [["release", "upload", TAG, str(release_dir / "manifest.json"),
@@ -407,7 +411,7 @@ def test_release_missing_its_manifest_gets_only_the_manifest(publish, gh, releas
 
 
 def test_release_missing_its_checkpoint_gets_it_after_checking_the_manifest(
-        publish, gh, release_dir):
+        gh, release_dir):
     published = (release_dir / "manifest.json").read_text(encoding="utf-8")
     gh.scenario({"release view": {"stdout": json.dumps({"assets": [
                      {"name": "manifest.json", "size": 300, "state": "uploaded"}]})},
@@ -418,7 +422,7 @@ def test_release_missing_its_checkpoint_gets_it_after_checking_the_manifest(
         ["release", "upload", TAG, str(release_dir / CKPT), "--clobber"]]
 
 
-def test_an_unfinished_upload_counts_as_missing(publish, gh, release_dir):
+def test_an_unfinished_upload_counts_as_missing(gh, release_dir):
     size = manifest_of(release_dir)["bytes"]
     gh.scenario({"release view": {"stdout": json.dumps({"assets": [
         {"name": CKPT, "size": size, "state": "uploaded"},
@@ -428,14 +432,14 @@ def test_an_unfinished_upload_counts_as_missing(publish, gh, release_dir):
                               "--clobber"]
 
 
-def test_a_different_published_checkpoint_is_never_completed(publish, gh, release_dir):
+def test_a_different_published_checkpoint_is_never_completed(gh, release_dir):
     gh.view_assets((CKPT, 999))
     with pytest.raises(publish.PublishError, match=r"already holds .*999 bytes.*published once"):
         publish.publish_release(release_dir)
     assert len(gh.argvs()) == 1  # nothing uploaded
 
 
-def test_a_different_published_digest_is_never_completed(publish, gh, release_dir):
+def test_a_different_published_digest_is_never_completed(gh, release_dir):
     size = manifest_of(release_dir)["bytes"]
     gh.scenario({"release view": {"stdout": json.dumps({"assets": [
         {"name": CKPT, "size": size, "state": "uploaded", "digest": "sha256:" + "0" * 64}]})}})
@@ -444,7 +448,7 @@ def test_a_different_published_digest_is_never_completed(publish, gh, release_di
     assert len(gh.argvs()) == 1
 
 
-def test_a_published_manifest_for_another_checkpoint_is_not_completed(publish, gh, release_dir):
+def test_a_published_manifest_for_another_checkpoint_is_not_completed(gh, release_dir):
     theirs = dict(manifest_of(release_dir), sha256="f" * 64)
     gh.scenario({"release view": {"stdout": json.dumps({"assets": [
                      {"name": "manifest.json", "size": 300}]})},
@@ -454,13 +458,13 @@ def test_a_published_manifest_for_another_checkpoint_is_not_completed(publish, g
     assert [a[:2] for a in gh.argvs()] == [["release", "view"], ["release", "download"]]
 
 
-def test_gh_failure_is_reported_with_its_message(publish, gh, release_dir):
+def test_gh_failure_is_reported_with_its_message(gh, release_dir):
     gh.scenario({"release view": {"exit": 4, "stderr": "HTTP 401: Bad credentials\n"}})
     with pytest.raises(publish.PublishError, match=r"release view .*exit 4.*Bad credentials"):
         publish.publish_release(release_dir)
 
 
-def test_gh_missing_from_path_is_a_clear_error(publish, release_dir, monkeypatch, tmp_path):
+def test_gh_missing_from_path_is_a_clear_error(release_dir, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(publish.PublishError, match=r"gh \(the GitHub CLI\) is not on PATH"):
         publish.publish_release(release_dir)
@@ -494,7 +498,7 @@ def rewrite(directory: Path, **changes) -> None:
     ({"test_bleu": ..., "bleu": {"greedy": None}}, "field 'bleu.greedy' must be a number"),
     ({"dtype": 16}, "field 'dtype' must be a string"),
 ])
-def test_bad_manifest_is_refused_naming_the_field(publish, gh, release_dir, changes, message):
+def test_bad_manifest_is_refused_naming_the_field(gh, release_dir, changes, message):
     rewrite(release_dir, **changes)
     with pytest.raises(publish.PublishError, match=message) as caught:
         publish.publish_release(release_dir)
@@ -507,7 +511,7 @@ def test_bad_manifest_is_refused_naming_the_field(publish, gh, release_dir, chan
     ("{not json", "manifest.json: not valid JSON"),
     ("[1, 2]", "manifest.json: must hold a JSON object, not list"),
 ])
-def test_missing_or_unreadable_manifest_is_refused(publish, gh, release_dir, content, message):
+def test_missing_or_unreadable_manifest_is_refused(gh, release_dir, content, message):
     path = release_dir / "manifest.json"
     if content is None:
         path.unlink()
@@ -520,8 +524,8 @@ def test_missing_or_unreadable_manifest_is_refused(publish, gh, release_dir, con
 
 def test_cli_reports_errors_on_stderr_with_exit_1(gh, release_dir):
     (release_dir / "manifest.json").unlink()
-    result = subprocess.run([sys.executable, str(SCRIPT), "release", str(release_dir)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*PUBLISH, "release", str(release_dir)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr.startswith("publish.py release: error: ")
     assert "manifest.json: missing" in result.stderr
@@ -610,7 +614,7 @@ def notebooks(tmp_path):
     return out
 
 
-def test_notebooks_publish_commits_exactly_dir_and_keeps_history(publish, caller, notebooks,
+def test_notebooks_publish_commits_exactly_dir_and_keeps_history(caller, notebooks,
                                                                   capsys):
     repo, origin = caller
     before = checkout_state(repo)
@@ -658,7 +662,7 @@ def test_notebooks_publish_commits_exactly_dir_and_keeps_history(publish, caller
         "refs/heads/main", "refs/heads/notebooks"]
 
 
-def test_notebooks_publish_from_a_shallow_checkout(publish, caller, notebooks, tmp_path):
+def test_notebooks_publish_from_a_shallow_checkout(caller, notebooks, tmp_path):
     """actions/checkout clones main alone at depth 1: the branch's tip is fetched to be parent."""
     repo, origin = caller
     first = publish.publish_notebooks(notebooks, repo=repo)
@@ -682,9 +686,9 @@ def test_notebooks_cli_takes_remote_branch_and_repo(caller, notebooks, tmp_path)
     subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
     git(repo, "remote", "add", "pages", str(other))
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "notebooks", str(notebooks), "--remote", "pages",
+        [*PUBLISH, "notebooks", str(notebooks), "--remote", "pages",
          "--branch", "reader", "--repo", str(repo), "--message", "Notebooks of the course"],
-        capture_output=True, text=True, timeout=120)
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert set(tree_of(other, "refs/heads/reader")) == {"README.md", "decoder.ipynb",
                                                         "encoder.ipynb"}
@@ -694,13 +698,13 @@ def test_notebooks_cli_takes_remote_branch_and_repo(caller, notebooks, tmp_path)
     assert git(origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
 
 
-def test_notebooks_refuses_a_missing_dir(publish, caller, tmp_path):
+def test_notebooks_refuses_a_missing_dir(caller, tmp_path):
     repo, _ = caller
     with pytest.raises(publish.PublishError, match=r"nowhere: no such directory"):
         publish.publish_notebooks(tmp_path / "nowhere", repo=repo)
 
 
-def test_notebooks_refuses_an_empty_dir(publish, caller, tmp_path):
+def test_notebooks_refuses_an_empty_dir(caller, tmp_path):
     repo, origin = caller
     empty = tmp_path / "empty"
     (empty / "sub").mkdir(parents=True)
@@ -709,14 +713,14 @@ def test_notebooks_refuses_an_empty_dir(publish, caller, tmp_path):
     assert git(origin, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
 
 
-def test_notebooks_refuses_a_file_as_dir(publish, caller, tmp_path):
+def test_notebooks_refuses_a_file_as_dir(caller, tmp_path):
     repo, _ = caller
     (tmp_path / "file.ipynb").write_text("{}", encoding="utf-8")
     with pytest.raises(publish.PublishError, match=r"file.ipynb: not a directory"):
         publish.publish_notebooks(tmp_path / "file.ipynb", repo=repo)
 
 
-def test_notebooks_names_a_missing_remote(publish, caller, notebooks):
+def test_notebooks_names_a_missing_remote(caller, notebooks):
     repo, _ = caller
     with pytest.raises(publish.PublishError, match=r"no git remote named 'upstream'"):
         publish.publish_notebooks(notebooks, remote="upstream", repo=repo)
@@ -724,8 +728,8 @@ def test_notebooks_names_a_missing_remote(publish, caller, notebooks):
 
 def test_notebooks_cli_error_on_stderr_with_exit_1(caller, tmp_path):
     repo, _ = caller
-    result = subprocess.run([sys.executable, str(SCRIPT), "notebooks", str(tmp_path / "none"),
-                             "--repo", str(repo)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*PUBLISH, "notebooks", str(tmp_path / "none"), "--repo", str(repo)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr.startswith("publish.py notebooks: error: ")
     assert "no such directory" in result.stderr
