@@ -273,3 +273,91 @@ def test_inputs_changed_in_place_are_named():
         return decode_mixed(model, src_ids, other_ids + [4], max_len)
 
     assert_rejects(checks.check_decode_mixed(pops_other), "`other_ids` in place")
+
+
+# --- check_bridge -------------------------------------------------------------------------------
+
+
+class BridgeOk(torch.nn.Module):
+    """Every decoder layer reads every encoder layer's final state, through a tanh."""
+
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__()
+        self.dec_layers, self.dec_hidden = dec_layers, dec_hidden
+        self.proj = torch.nn.Linear(enc_layers * enc_hidden, dec_layers * dec_hidden)
+
+    def forward(self, hidden):
+        L, B, H = hidden.shape
+        flat = hidden.transpose(0, 1).reshape(B, L * H)  # (B, L * H), one row per sentence
+        out = torch.tanh(self.proj(flat)).view(B, self.dec_layers, self.dec_hidden)
+        return out.transpose(0, 1).contiguous()  # (L_dec, B, H_dec)
+
+
+class BridgePerLayer(torch.nn.Module):
+    """Another good design: one map per decoder layer, from the mean of the encoder layers and
+    the top layer side by side."""
+
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__()
+        self.maps = torch.nn.ModuleList(torch.nn.Linear(2 * enc_hidden, dec_hidden)
+                                        for _ in range(dec_layers))
+
+    def forward(self, hidden):
+        both = torch.cat([hidden.mean(0), hidden[-1]], dim=-1)  # (B, 2H)
+        return torch.stack([torch.tanh(m(both)) for m in self.maps])
+
+
+class BridgeMixed(BridgeOk):
+    def forward(self, hidden):
+        L, B, H = hidden.shape
+        out = torch.tanh(self.proj(hidden.reshape(B, L * H)))  # layers and batch mixed
+        return out.view(self.dec_layers, B, self.dec_hidden)
+
+
+class BridgeTopOnly(torch.nn.Module):
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__()
+        self.dec_layers = dec_layers
+        self.proj = torch.nn.Linear(enc_hidden, dec_hidden)
+
+    def forward(self, hidden):
+        return torch.tanh(self.proj(hidden[-1])).expand(self.dec_layers, -1, -1)
+
+
+class BridgeLinear(BridgeOk):
+    def forward(self, hidden):
+        L, B, H = hidden.shape
+        out = self.proj(hidden.transpose(0, 1).reshape(B, L * H))  # no tanh
+        return out.view(B, self.dec_layers, self.dec_hidden).transpose(0, 1)
+
+
+class BridgeBatchFirst(BridgeOk):
+    def forward(self, hidden):
+        return super().forward(hidden).transpose(0, 1)  # (B, L_dec, H_dec)
+
+
+class BridgeFrozen(BridgeOk):
+    def forward(self, hidden):
+        with torch.no_grad():
+            return super().forward(hidden)
+
+
+def test_bridge_accepts_two_different_good_designs():
+    assert checks.check_bridge(BridgeOk).ok
+    assert checks.check_bridge(BridgePerLayer).ok
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (BridgeMixed, "the sentences got mixed"),
+    (BridgeTopOnly, "reads only hidden[-1]"),
+    (BridgeLinear, "end the bridge with a tanh"),
+    (BridgeBatchFirst, "layers first, (L_dec, B, H_dec)"),
+    (BridgeFrozen, "no gradient reaches the bridge's weights"),
+    (lambda *sizes: "a bridge", "should return an nn.Module"),
+])
+def test_bridge_names_the_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_bridge(wrong), words)
+
+
+def test_bridge_stub_is_not_done():
+    assert not checks.check_bridge(skeleton).done

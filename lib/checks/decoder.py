@@ -450,3 +450,116 @@ def check_greedy_decode(fn, model=None) -> CheckResult:
             checks.append(lambda ids=ids, s=sentence: _greedy_case(
                 fn, model, ids, model.config.max_tgt_len, f"course model, «{s}»"))
     return run_checks("greedy_decode", *checks)
+
+
+# ---------------------------------------------------------------------------------------------
+# make_bridge(enc_layers, enc_hidden, dec_layers, dec_hidden) -> nn.Module:
+# hidden (L_enc, B, H_enc) -> initial decoder states (L_dec, B, H_dec)
+# ---------------------------------------------------------------------------------------------
+
+BRIDGE_NAMES = ("enc_layers", "enc_hidden", "dec_layers", "dec_hidden")
+
+
+def check_bridge(make_bridge) -> CheckResult:
+    """`make_bridge(enc_layers, enc_hidden, dec_layers, dec_hidden)` returns a module whose
+    forward maps the encoder's hidden states (L_enc, B, H_enc) to the decoder's initial states
+    (L_dec, B, H_dec). Checked by what any good bridge must do, not against one answer: the
+    shape, one sentence never leaking into another, every encoder layer used, states inside
+    [-1, 1] as a GRU's are, and weights that training can reach."""
+    sizes = [(2, 16, 3, 8), (3, 10, 1, 12), (1, 6, 2, 6)]
+
+    def build(le, he, ld, hd):
+        torch.manual_seed(0)
+        bridge = call(make_bridge, le, he, ld, hd, names=BRIDGE_NAMES)
+        if not isinstance(bridge, torch.nn.Module):
+            raise Mismatch(f"make_bridge should return an nn.Module (a class with a forward), "
+                           f"got {type(bridge).__name__}")
+        return bridge
+
+    def forward(bridge, hidden, where):
+        out = call(bridge, hidden, names=("hidden",), where=where)
+        if not torch.is_tensor(out):
+            raise Mismatch(f"the bridge should return a tensor, got {type(out).__name__}")
+        return out
+
+    def shapes():
+        for le, he, ld, hd in sizes:
+            bridge = build(le, he, ld, hd)
+            B = 4
+            hidden = torch.randn(le, B, he).tanh()  # (L_enc, B, H_enc)
+            out = forward(bridge, hidden, f"{le} x {he} -> {ld} x {hd}")
+            if tuple(out.shape) == (B, ld, hd) and B != ld:
+                raise Mismatch(f"the output has shape (B, L_dec, H_dec) = {tuple(out.shape)}: "
+                               f"the decoder's nn.GRU wants its initial state layers first, "
+                               f"(L_dec, B, H_dec)")
+            expect_shape(f"the initial states for {le} x {he} -> {ld} x {hd}", out, (ld, B, hd))
+        return "(L_dec, B, H_dec) for three pairs of sizes"
+
+    def sentences_apart():
+        le, he, ld, hd = sizes[0]
+        bridge = build(le, he, ld, hd)
+        hidden = torch.randn(le, 5, he).tanh()
+        changed = hidden.clone()
+        changed[:, 0] = -changed[:, 0]  # only sentence 0 changes
+        with torch.no_grad():
+            a, b = forward(bridge, hidden, "5 sentences"), forward(bridge, changed, "5 sentences")
+        moved = (a - b).abs().amax(dim=(0, 2))  # (B,) how much each sentence's states moved
+        if moved[1:].max() > 1e-6:
+            raise Mismatch("changing sentence 0's encoder states changed other sentences' "
+                           "decoder states: the sentences got mixed. A reshape of (L, B, H) "
+                           "to (B, L * H) needs the layers and the batch swapped first "
+                           "(hidden.transpose(0, 1)), or a view mixes layers of one sentence "
+                           "with those of the next")
+        if moved[0] <= 1e-6:
+            raise Mismatch("sentence 0's decoder states did not change when its encoder states "
+                           "did: the bridge ignores its input")
+        return "each sentence's states depend on that sentence only"
+
+    def every_layer():
+        le, he, ld, hd = sizes[0]
+        bridge = build(le, he, ld, hd)
+        hidden = torch.randn(le, 3, he).tanh()
+        for layer in range(le):
+            changed = hidden.clone()
+            changed[layer] = -changed[layer]
+            with torch.no_grad():
+                diff = (forward(bridge, hidden, "") - forward(bridge, changed, "")).abs().max()
+            if diff <= 1e-6:
+                which = "top" if layer == le - 1 else f"layer {layer + 1}"
+                raise Mismatch(f"the decoder's states do not depend on the encoder's {which} "
+                               f"state: a bridge that reads only hidden[-1] throws away what "
+                               f"the lower layers summarised; let every decoder layer read "
+                               f"every encoder layer's final state")
+        return "every encoder layer reaches the decoder"
+
+    def like_a_gru():
+        le, he, ld, hd = sizes[0]
+        bridge = build(le, he, ld, hd)
+        hidden = 50 * torch.randn(le, 6, he)  # far outside a GRU's range: the map must bound it
+        with torch.no_grad():
+            out = forward(bridge, hidden, "large inputs")
+        if out.abs().max() > 1 + 1e-6:
+            raise Mismatch("some initial states lie outside [-1, 1], where a GRU's states never "
+                           "are: end the bridge with a tanh, as the GRU's own candidate state "
+                           "does")
+        return "states inside [-1, 1]"
+
+    def trainable():
+        le, he, ld, hd = sizes[1]
+        bridge = build(le, he, ld, hd)
+        params = [p for p in bridge.parameters() if p.requires_grad]
+        if not params:
+            raise Mismatch("the bridge has no trainable parameters: register its layers as "
+                           "attributes (self.proj = nn.Linear(...)) in __init__")
+        out = forward(bridge, torch.randn(le, 2, he).tanh(), "")
+        if not out.requires_grad:
+            raise Mismatch("no gradient reaches the bridge's weights: do not detach or wrap "
+                           "the forward in torch.no_grad()")
+        out.sum().backward()
+        if all(p.grad is None or not p.grad.abs().sum() for p in params):
+            raise Mismatch("no gradient reaches the bridge's weights: do not detach or wrap "
+                           "the forward in torch.no_grad()")
+        return f"{sum(p.numel() for p in params):,} trainable weights that get a gradient"
+
+    return run_checks("a bridge between encoder and decoder", shapes, sentences_apart,
+                      every_layer, like_a_gru, trainable)
