@@ -30,6 +30,10 @@ TARGETS = {
 
 # Where the report names the reference model's cache key (tests/test_bench_report.py reads it).
 KEY_LINE = "Reference model: `lib.course.reference` cache key `{key}`"
+KEY_MEANING = (" (a hash of the settings, the corpus, the torch release and the training version "
+               "`lib.train.TRAINING_VERSION`: `python -m lib.course.reference --key`). The test "
+               "suite fails when this is not the current key, so a report of an older model "
+               "cannot stay.")
 
 
 class MissingFigure(KeyError):
@@ -76,9 +80,7 @@ def _section_header(r: dict) -> list[str]:
         + (f", a run of {run['minutes']:.0f} minutes" if "minutes" in run else "")
         + f"; every figure below comes from that run's JSON (`{fig(run, 'results_file')}`).",
         "",
-        KEY_LINE.format(key=fig(r, "reference.key")) + " (a hash of the corpus, the "
-        "settings and the training code: `python -m lib.course.reference --key`). The test suite "
-        "fails when this is not the current key, so a report of an older model cannot stay.",
+        KEY_LINE.format(key=fig(r, "reference.key")) + KEY_MEANING,
         "",
     ]
     if fig(run, "quick"):
