@@ -219,7 +219,8 @@ def optimum(args) -> None:
         gaps = {k: [] for k in args.optimum_ks}
         total = 0
         for seed in range(args.optimum_models):
-            model = checks_search.tiny_model(seed, words, max_len, src_words=20)
+            model = checks_search.tiny_model(seed, src_words=20, tgt_words=words,
+                                             max_tgt_len=max_len)
             lengths = torch.randint(3, 9, (n,), generator=g)
             src = torch.randint(4, len(model.src_vocab), (n, 8), generator=g)
             src = src.masked_fill(torch.arange(8) >= lengths.unsqueeze(1), PAD)

@@ -137,10 +137,15 @@ def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
 def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_dim: int = 8,
                hidden: int = 16, layers: int = 2, dropout: float = 0.0, feed_context: bool = True,
                max_src_len: int = 40, max_tgt_len: int = 40, scale: float = 1.0,
-               eos_bias: float = 0.0, src_vocab: Vocab | None = None,
-               tgt_vocab: Vocab | None = None):
+               eos_bias: float = 0.0, shared_words: int | None = None,
+               src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None):
     """A small random (untrained) `Seq2Seq` over made-up words `en0…`/`fr0…`, for checkers,
-    tests and benchmarks that need a real model whose every answer is cheap to recompute.
+    tests and benchmarks that need a real model whose every answer is cheap to recompute. The
+    one builder of such models: a user with settings of its own binds them once
+    (`functools.partial`), so every tiny model is built here.
+
+    `shared_words` gives both sides one vocabulary `w0…` of that many words instead (a checker
+    can then feed the model's output back as its input); `src_vocab`/`tgt_vocab` give real ones.
 
     `scale` multiplies every weight: above 1 the next-token distributions become peaked and
     differ from sentence to sentence, as a trained model's do. `eos_bias` is added to the head's
@@ -149,6 +154,8 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
     """
     from lib.model import ModelConfig, Seq2Seq
 
+    if shared_words is not None:
+        src_vocab = tgt_vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(shared_words)])
     src_vocab = src_vocab or Vocab(list(SPECIALS) + [f"en{i}" for i in range(src_words)])
     tgt_vocab = tgt_vocab or Vocab(list(SPECIALS) + [f"fr{i}" for i in range(tgt_words)])
     torch.manual_seed(seed)

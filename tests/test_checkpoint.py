@@ -5,6 +5,7 @@ corrupt and foreign files."""
 from __future__ import annotations
 
 import errno
+import functools
 import re
 import shutil
 import tempfile
@@ -30,9 +31,8 @@ TGT = Vocab.build([data.tokenize(fr) for _, fr in PAIRS])
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
-def tiny_model(seed=0, **overrides):
-    return toy.tiny_model(seed, **{"src_vocab": SRC, "tgt_vocab": TGT, "dropout": 0.1,
-                                   "max_tgt_len": 6, **overrides})
+tiny_model = functools.partial(toy.tiny_model, src_vocab=SRC, tgt_vocab=TGT, dropout=0.1,
+                               max_tgt_len=6)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ Every model here is tiny (hidden 16) and trains for a few steps."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 
@@ -32,9 +33,8 @@ N_TARGET_TOKENS = sum(len(t) + 1 for _, t in EXAMPLES)  # + <eos>
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
 
-def tiny_model(seed=0, dropout=0.1, feed_context=True):
-    return toy.tiny_model(seed, src_vocab=SRC, tgt_vocab=TGT, dropout=dropout,
-                          feed_context=feed_context, max_tgt_len=8)
+tiny_model = functools.partial(toy.tiny_model, src_vocab=SRC, tgt_vocab=TGT, dropout=0.1,
+                               max_tgt_len=8)
 
 
 def quick(**kw):

@@ -13,6 +13,7 @@ that mistake too and names it.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -27,8 +28,7 @@ from lib.checks import (
     expect_shape,
     run_checks,
 )
-from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, tokenize
-from lib.model import Seq2Seq
+from lib.data import EOS, PAD, SOS, SPECIALS, tokenize
 from lib.search import greedy, log_probs
 
 # ---------------------------------------------------------------------------------------------
@@ -36,14 +36,10 @@ from lib.search import greedy, log_probs
 # ---------------------------------------------------------------------------------------------
 
 
-def tiny_model(seed: int = 0, feed_context: bool = True, vocab_size: int = 12, hidden: int = 16,
-               layers: int = 2, eos_bias: float = 0.0) -> Seq2Seq:
-    """A small random Seq2Seq (eval mode), weights x2 so outputs depend on inputs, over one
-    made-up vocabulary `w0 w1 …` of `vocab_size` tokens for both sides."""
-    vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(vocab_size - len(SPECIALS))])
-    return toy.tiny_model(seed, src_vocab=vocab, tgt_vocab=vocab, hidden=hidden, layers=layers,
-                          feed_context=feed_context, max_src_len=20, max_tgt_len=12, scale=2.0,
-                          eos_bias=eos_bias)
+# tiny_model(seed): a small random Seq2Seq (eval mode), weights x2 so outputs depend on inputs,
+# over one made-up vocabulary `w0 w1 …` (12 tokens with the specials) for both sides.
+tiny_model = functools.partial(toy.tiny_model, shared_words=12 - len(SPECIALS), hidden=16,
+                               layers=2, max_src_len=20, max_tgt_len=12, scale=2.0)
 
 
 def _batch(model, lengths: list[int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
