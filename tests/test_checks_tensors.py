@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
 import torch
-from conftest import assert_rejects
+from conftest import assert_rejects, skeleton
 
 from lib.checks import tensors
 from lib.data import (
@@ -280,3 +281,29 @@ def test_split_by_key_names_a_split_that_ignores_the_seed_and_skeleton():
         raise NotImplementedError
 
     assert not tensors.check_split_by_key(skeleton).done
+
+
+# --- encode_with_fallback -----------------------------------------------------------------------
+
+
+def fallback_ok(tokens, vocab):
+    return [vocab.stoi[t] if t in vocab.stoi else vocab.stoi.get(t.lower(), UNK) for t in tokens]
+
+
+def test_fallback_accepts_the_reference_and_a_tensor():
+    assert tensors.check_encode_with_fallback(fallback_ok).ok
+    assert tensors.check_encode_with_fallback(lambda t, v: torch.tensor(fallback_ok(t, v))).ok
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda t, v: [v.stoi.get(x.lower(), UNK) for x in t], "you lower-cased every token"),
+    (lambda t, v: [v.stoi.get(x, UNK) for x in t], "no fallback"),
+    (lambda t, v: [SOS] + fallback_ok(t, v) + [EOS], "no <sos> or <eos>"),
+    (lambda t, v: fallback_ok(t, v)[:-1], "one id per token"),
+])
+def test_fallback_names_the_typical_mistakes(wrong, words):
+    assert_rejects(tensors.check_encode_with_fallback(wrong), words)
+
+
+def test_fallback_stub_is_not_done():
+    assert not tensors.check_encode_with_fallback(skeleton).done

@@ -301,3 +301,58 @@ def check_split_by_key(fn) -> CheckResult:
         lambda: _split_key_case(fn, toy_near_duplicates(15, seed=4), 6, near_duplicate_key),
         lambda: _split_key_random(fn, near, 8, near_duplicate_key),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# encode_with_fallback(tokens, vocab) -> ids: an unknown token falls back to its lower case
+# ---------------------------------------------------------------------------------------------
+
+_CASED = Vocab(list(SPECIALS) + ["the", "cat", "Tom", "tom", "is", "cold", ".", "Paris", "are"])
+
+
+def _fallback_reference(tokens: list[str], vocab: Vocab) -> list[int]:
+    out = []
+    for tok in tokens:
+        if tok in vocab.stoi:
+            out.append(vocab.stoi[tok])
+        else:
+            out.append(vocab.stoi.get(tok.lower(), UNK))
+    return out
+
+
+def check_encode_with_fallback(fn, vocab: Vocab | None = None) -> CheckResult:
+    """`fn(tokens, vocab)`: one id per token; a known token keeps its own id, an unknown one
+    takes the id of its lower-case form when that is known, and <unk> otherwise."""
+    vocab = vocab or _CASED
+    cases = [
+        (["The", "cat", "is", "cold", "."], "a capital at the start of a sentence"),
+        (["Tom", "is", "cold", "."], "a token known as it is, whose lower case is known too"),
+        (["THE", "Cat", "Are", "zebras"], "several unknown casings and one unknown word"),
+        (["paris", "is", "cold"], "a lower-case token known only with a capital"),
+    ]
+
+    def case(tokens, note):
+        def check():
+            got = _as_ids(call(fn, list(tokens), vocab, names=("tokens", "vocab")))
+            want = _fallback_reference(tokens, vocab)
+            if got == want:
+                return note
+            where = f"{tokens} ({note})"
+            lowered = [vocab.stoi.get(t.lower(), UNK) for t in tokens]
+            plain = [vocab.stoi.get(t, UNK) for t in tokens]
+            if got == lowered:
+                raise Mismatch(f"{where}: you lower-cased every token, known ones too; a token "
+                               f"the vocabulary knows as it is (Tom) keeps its own id, only an "
+                               f"unknown one falls back to its lower case")
+            if got == plain:
+                raise Mismatch(f"{where}: no fallback: an unknown token whose lower case is "
+                               f"known (The -> the) should get the lower case's id")
+            if len(got) == len(tokens) + 2 and got[1:-1] == want:
+                raise Mismatch(f"{where}: no <sos> or <eos> on the source side")
+            if len(got) != len(tokens):
+                raise Mismatch(f"{where}: return one id per token ({len(tokens)}), got "
+                               f"{len(got)}")
+            raise Mismatch(f"{where}: expected {want}, got {got}")
+        return check
+
+    return run_checks("encode_with_fallback", *[case(t, n) for t, n in cases])
