@@ -294,3 +294,57 @@ def test_schedule_names_typical_mistakes(fn, k, words):
     elif k == "last":
         k = k_for_middle(480)  # 0.5 at step 240: the end of the run, not its middle
     assert_rejects(checks.check_schedule(fn, k, 240), words)
+
+
+# --- error_after_error --------------------------------------------------------------------------
+
+
+def error_after_error_ok(model, batch):
+    """Written independently of the checker: a step-by-step free run with decoder.step."""
+    B, T = batch.tgt_out.shape
+    with torch.no_grad():
+        _, state, context = model.encode(batch.src, batch.src_lengths)
+        prev = torch.full((B,), SOS)
+        written, done = [], torch.zeros(B, dtype=torch.bool)
+        for _ in range(T):
+            logits, state = model.decoder.step(prev, state, context)
+            logits[:, PAD] = -math.inf
+            logits[:, SOS] = -math.inf
+            token = logits.argmax(-1).masked_fill(done, PAD)  # <pad> after <eos>
+            written.append(token)
+            done |= token == EOS
+            prev = token
+    wrong = torch.stack(written, 1) != batch.tgt_out  # (B, T)
+    pairs = after_wrong = after_right = 0
+    for b in range(B):
+        n = int((batch.tgt_out[b] != PAD).sum())
+        for t in range(n - 1):
+            pairs += 1
+            if wrong[b, t]:
+                after_wrong += [0, 1][int(wrong[b, t + 1])]
+            else:
+                after_right += [0, 1][int(wrong[b, t + 1])]
+    n_wrong = sum(int(wrong[b, t]) for b in range(B)
+                  for t in range(int((batch.tgt_out[b] != PAD).sum()) - 1))
+    return after_wrong / max(1, n_wrong), after_right / max(1, pairs - n_wrong)
+
+
+def test_error_after_error_accepts_an_independent_loop():
+    assert checks.check_error_after_error(error_after_error_ok).ok
+
+
+@pytest.mark.parametrize("mistake, words", [("forced", "teacher-forced predictions"),
+                                             ("pads", "padding positions are counted")])
+def test_error_after_error_names_the_typical_mistakes(mistake, words):
+    def wrong(model, batch):
+        return checks.error_after_error_reference(model, batch, mistake)
+
+    assert_rejects(checks.check_error_after_error(wrong), words)
+
+
+def test_error_after_error_swapped_and_stub():
+    def swapped(model, batch):
+        return error_after_error_ok(model, batch)[::-1]
+
+    assert_rejects(checks.check_error_after_error(swapped), "swapped")
+    assert not checks.check_error_after_error(skeleton).done

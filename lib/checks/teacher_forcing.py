@@ -331,3 +331,77 @@ def check_schedule(fn, k, steps: int) -> CheckResult:
     """`fn(step, k)` is the inverse-sigmoid schedule and `k` gives ratio 0.5 at steps / 2."""
     return run_checks("a scheduled-sampling schedule",
                       lambda: _schedule_formula(fn), lambda: _schedule_k(k, steps))
+
+
+# ---------------------------------------------------------------------------------------------
+# error_after_error(model, batch) -> (P(wrong | previous wrong), P(wrong | previous right))
+# ---------------------------------------------------------------------------------------------
+
+
+def _free_run_wrong(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """wrong (B, T): greedy's token differs from tgt_out at each position; real (B, T)."""
+    from lib.search import greedy
+
+    T = batch.tgt_out.size(1)
+    with torch.no_grad():
+        out = greedy(model, batch.src, batch.src_lengths, max_len=T)  # (B, T') <= T
+    written = torch.full_like(batch.tgt_out, PAD)
+    written[:, :out.size(1)] = out  # after <eos>, greedy wrote <pad>: wrong where real
+    return written != batch.tgt_out, batch.tgt_out != PAD
+
+
+def error_after_error_reference(model, batch, mistake: str = "") -> tuple[float, float]:
+    """The rates over consecutive real positions (t, t + 1) of the free-running output."""
+    if mistake == "forced":  # teacher-forced predictions: no mistake is ever fed back
+        with torch.no_grad():
+            logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
+        wrong, real = logits.argmax(-1) != batch.tgt_out, batch.tgt_out != PAD
+    else:
+        wrong, real = _free_run_wrong(model, batch)
+    prev, nxt = wrong[:, :-1], wrong[:, 1:]  # (B, T - 1)
+    both = real[:, :-1] & real[:, 1:]
+    if mistake == "pads":
+        both = torch.ones_like(both)
+    after_wrong = both & prev
+    after_right = both & ~prev
+    rate = lambda mask: float((nxt & mask).sum()) / max(1, int(mask.sum()))  # noqa: E731
+    return rate(after_wrong), rate(after_right)
+
+
+def check_error_after_error(fn) -> CheckResult:
+    """`fn(model, batch)` -> (P(wrong at t + 1 | wrong at t), P(wrong at t + 1 | right at t))
+    over consecutive real target positions of the model's free-running (greedy) output."""
+    from lib.reversal import reversal_examples, reversal_model
+
+    def case(seed):
+        def check():
+            model = reversal_model(seed)
+            with torch.no_grad():  # a random model makes mistakes of every kind
+                for p in model.parameters():
+                    p.mul_(2.0)
+            batch = collate(reversal_examples(40, seed=seed))
+            got = call(fn, model, batch, names=("model", "batch"))
+            if not (isinstance(got, (tuple, list)) and len(got) == 2):
+                raise Mismatch("return a pair (after_wrong, after_right) of two numbers")
+            got = tuple(float(x) for x in got)
+            want = error_after_error_reference(model, batch)
+            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, want)):
+                return f"a random model (seed {seed}): {want[0]:.2f} after a wrong token, " \
+                       f"{want[1]:.2f} after a right one"
+            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, want[::-1])):
+                raise Mismatch("the two rates are swapped: first the rate after a wrong token, "
+                               "then after a right one")
+            forced = error_after_error_reference(model, batch, "forced")
+            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, forced)):
+                raise Mismatch("these are teacher-forced predictions: every step read the "
+                               "reference, so no mistake was ever fed back. Decode freely "
+                               "(lib.search.greedy) and compare its tokens with tgt_out")
+            pads = error_after_error_reference(model, batch, "pads")
+            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, pads)):
+                raise Mismatch("padding positions are counted: keep only pairs (t, t + 1) "
+                               "where both are real target tokens (tgt_out != PAD)")
+            raise Mismatch(f"expected ({want[0]:.4f}, {want[1]:.4f}), got "
+                           f"({got[0]:.4f}, {got[1]:.4f})")
+        return check
+
+    return run_checks("error_after_error", case(0), case(1))
