@@ -44,6 +44,7 @@ DEFAULT_ALPHA = 0.0
 # k best. The margin is the smallest whose validation BLEU stays within 0.1 of the beam without
 # pruning; it makes beam 5 cheaper. bench/decoding.py measures both BLEU and time by margin.
 DEFAULT_MARGIN = 1.5
+DEFAULT_BEAM = 5  # the beam size wherever none is chosen: the reports, the release, the Playground
 # With source_cap=True a hypothesis may hold at most 2 * S + 6 tokens (<eos> included) for a
 # source of S tokens: every pair of the corpus fits, the longest exactly (tests/test_data.py),
 # and a hypothesis caught in a loop stops there instead of at max_len (fairseq's max_len_a/_b).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import statistics
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 import torch
 from conftest import ROOT, SITE, open_page, serve_directory
 
+from lib import search
 from lib.course import playground
 from lib.data import SOS, detokenize, load_corpus, normalize, tokenize
 from scripts import playground_site
@@ -67,6 +69,21 @@ def test_int8_rows_round_trip():
     assert torch.equal(playground.dequantize(*playground.quantize(back, 0), 0), back)
     q1, s1 = playground.quantize(back.T, 1)  # the same rows, seen as columns
     assert torch.equal(playground.dequantize(q1, s1, 1), back.T)
+
+
+def test_the_form_takes_its_defaults_from_the_export():
+    """One home for the search defaults: lib.search's go into vocab.json, and the page's markup
+    types none of its own (the script fills k, alpha and margin from vocab.json)."""
+    from lib.toy import tiny_model
+
+    settings = playground.page_settings(tiny_model())
+    assert (settings["default_beam"], settings["default_alpha"], settings["default_margin"]) == (
+        search.DEFAULT_BEAM, search.DEFAULT_ALPHA, search.DEFAULT_MARGIN)
+    html = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
+    for name in ("k", "alpha", "margin"):
+        tag = re.search(rf'<input[^>]*name="{name}"[^>]*>', html).group(0)
+        assert "value=" not in tag, tag
+    assert re.search(r'<output name="kval">\s*</output>', html)
 
 
 def test_page_model_rounds_only_the_weight_matrices():
@@ -212,6 +229,19 @@ def _floats(b64: str, shape) -> np.ndarray:
     return np.frombuffer(base64.b64decode(b64), dtype=np.float32).reshape(shape)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_form_shows_the_exported_defaults(pg, export_dir):
+    """Once loaded, the form holds vocab.json's search defaults (lib.search's)."""
+    page, _, _ = pg
+    vocab = json.loads((export_dir / "vocab.json").read_text(encoding="utf-8"))
+    shown = page.evaluate("""() => { const f = document.querySelector('#s2s-playground form');
+        return [f.k.value, f.kval.value, f.alpha.value, f.margin.value]; }""")
+    assert [float(v) if v != "" else None for v in shown] == [
+        vocab["default_beam"], vocab["default_beam"], vocab["default_alpha"],
+        vocab["default_margin"]]
+
+
 BROWSER_RUN = """async (sentences) => {
   const P = window.S2SPlayground, M = P.model;
   function b64(arrays) {
@@ -227,7 +257,8 @@ BROWSER_RUN = """async (sentences) => {
   for (const s of sentences) {
     const src = P.prepare(s);
     const g = await P.decode(src.ids, null);
-    const b = await P.beamSearch(src.ids, 5, M.vocab.default_alpha, M.vocab.default_margin);
+    const b = await P.beamSearch(src.ids, M.vocab.default_beam, M.vocab.default_alpha,
+                                 M.vocab.default_margin);
     out.push({tokens: src.tokens, greedy: P.detokenize(P.words(g.tokens)),
       greedyIds: g.tokens, beam: P.detokenize(P.words(b.tokens)), encoder: b64([g.encoder]),
       decoder: b64(g.states)});
@@ -300,8 +331,8 @@ def test_beam5_speed(pg):
       const P = window.S2SPlayground, M = P.model, out = [];
       for (let i = 0; i < 6; i++) {
         const t0 = performance.now();
-        await P.translate(s, {search: "beam", k: 5, alpha: M.vocab.default_alpha,
-                              margin: M.vocab.default_margin});
+        await P.translate(s, {search: "beam", k: M.vocab.default_beam,
+                              alpha: M.vocab.default_alpha, margin: M.vocab.default_margin});
         out.push(performance.now() - t0);
       }
       return out; }""", SPEED_SENTENCE)
@@ -311,12 +342,15 @@ def test_beam5_speed(pg):
     assert median < SPEED_LIMIT_MS
 
 
-def _translate(page, text: str, search: str = "beam", alpha: str = "0", margin: str = "1.5"):
+def _translate(page, text: str, search: str = "beam", alpha: str | None = None,
+               margin: str | None = None):
+    """Translate `text` with the form; k, alpha and margin stay as the page filled them (the
+    exported defaults) unless given."""
     page.fill("#s2s-playground input[name=sentence]", text)
     page.check(f"#s2s-playground input[name=search][value={search}]")
-    if search == "beam":
-        page.fill("#s2s-playground input[name=alpha]", alpha)
-        page.fill("#s2s-playground input[name=margin]", margin)
+    for name, value in (("alpha", alpha), ("margin", margin)):
+        if value is not None:
+            page.fill(f"#s2s-playground input[name={name}]", value)
     page.click("#s2s-playground button[type=submit]")
     page.wait_for_function("['done', 'error'].includes(document.getElementById('s2s-playground')"
                            ".dataset.state)", timeout=60_000)
@@ -340,7 +374,7 @@ def test_offline_after_load_with_screenshots(pg, page_model, export_dir):
         sentence = "I think Tom is afraid of the dark."
         assert _translate(page, sentence) == "done"
         shown = page.locator(".s2s-pg-translation").inner_text()
-        assert shown == page_model.translate([sentence], beam_size=5)[0]
+        assert shown == page_model.translate([sentence], beam_size=search.DEFAULT_BEAM)[0]
         tokens = page.locator(".s2s-pg-probs tr").first.locator("td").all_inner_texts()
         probs = page.locator(".s2s-pg-probs tr").last.locator("td").all_inner_texts()
         out = page_model.tgt_vocab.encode(tokenize(shown), eos=True)
@@ -371,8 +405,10 @@ def test_offline_after_load_with_screenshots(pg, page_model, export_dir):
         last = '.s2s-pg-tree [data-slider="step"]'
         set_range(page, last, int(page.get_attribute(last, "max")))
         bleu = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))["bleu"]
-        assert f"beam 5: {bleu['int8_beam5']} with these weights, {bleu['float32_beam5']} in " \
-            "full precision" in page.locator(".s2s-pg-model").inner_text()
+        k = search.DEFAULT_BEAM
+        assert f"beam {k}: {bleu[f'int8_beam{k}']} with these weights, " \
+            f"{bleu[f'float32_beam{k}']} in full precision" in \
+            page.locator(".s2s-pg-model").inner_text()
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "page.png"), full_page=True)
         page.locator(".s2s-pg-form").screenshot(path=str(SHOTS / "form.png"))
@@ -448,9 +484,10 @@ def test_views_are_the_static_widgets_views(pg, page_model):
     page, _, problems = pg
     sentence = "Tom is afraid of the dark, isn't he?"
     try:
-        assert _translate(page, sentence, alpha="0", margin="1.5") == "done"
+        assert _translate(page, sentence) == "done"  # the form's defaults: lib.search's
         ours = page.evaluate(TREE, page.query_selector(".s2s-pg-tree .s2sw"))
-        static = _static_view(page, BeamView(capture_beam(page_model, sentence, 5, alpha=0.0)))
+        static = _static_view(page, BeamView(capture_beam(
+            page_model, sentence, search.DEFAULT_BEAM, alpha=search.DEFAULT_ALPHA)))
         theirs = page.evaluate(TREE, page.query_selector(static))
         assert len(ours["nodes"]) == len(theirs["nodes"]) > 10
         for a, b in zip(ours["nodes"], theirs["nodes"]):  # class, step, place, token, log P

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK
 
 OPSET = 17
@@ -223,9 +224,8 @@ def int8_initializers(path: Path) -> dict:
 
 
 def page_settings(model) -> dict:
-    """Vocabularies, special ids and the search rules of lib.search, for vocab.json."""
-    from lib import search
-
+    """Vocabularies, special ids and the search rules of lib.search, for vocab.json: the page
+    fills its form with the search defaults from here, so they are written once, in lib.search."""
     return {
         "src_itos": model.src_vocab.itos,
         "tgt_itos": model.tgt_vocab.itos,
@@ -238,6 +238,7 @@ def page_settings(model) -> dict:
         "source_cap": list(search.SOURCE_CAP),
         "default_alpha": search.DEFAULT_ALPHA,
         "default_margin": search.DEFAULT_MARGIN,
+        "default_beam": search.DEFAULT_BEAM,
     }
 
 
@@ -264,14 +265,15 @@ def is_complete(directory: Path) -> bool:
 
 
 def bleu_on_test(model, page, sentences: int | None = None) -> dict:
-    """BLEU on the test split of the float model and of the page's int8 model (greedy, beam 5)."""
+    """BLEU on the test split of the float model and of the page's int8 model (greedy, and beam
+    search with the default beam size)."""
     from lib.data import load_corpus
     from lib.evaluate import evaluate_bleu
 
     pairs = load_corpus().split.test[:sentences]
     out = {"sentences": len(pairs)}
     for name, m in (("float32", model), ("int8", page)):
-        for beam in (1, 5):
+        for beam in (1, search.DEFAULT_BEAM):
             out[f"{name}_beam{beam}"] = round(evaluate_bleu(m, pairs, beam_size=beam), 2)
     return out
 

@@ -22,16 +22,16 @@ import torch
 from lib import __version__
 from lib.course import checkpoint, reference
 from lib.course.download import sha256_of
+from lib.search import DEFAULT_BEAM
 
-TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam 5
-BEAM = 5
+TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam search
 
 
 def _bleu(model, test) -> dict[str, float]:
     from lib.evaluate import evaluate_bleu
 
-    return {"greedy": round(evaluate_bleu(model, test), 2),
-            f"beam{BEAM}": round(evaluate_bleu(model, test, beam_size=BEAM), 2)}
+    beam = round(evaluate_bleu(model, test, beam_size=DEFAULT_BEAM), 2)
+    return {"greedy": round(evaluate_bleu(model, test), 2), f"beam{DEFAULT_BEAM}": beam}
 
 
 def _rounded(model, dtype: torch.dtype):
@@ -101,7 +101,7 @@ def main(argv=None) -> None:
           f"sha256 {manifest['sha256']}")
     for dtype, scores in bleu.items():
         print(f"  test BLEU with {dtype} weights: greedy {scores['greedy']:.2f}, "
-              f"beam {BEAM} {scores[f'beam{BEAM}']:.2f}")
+              f"beam {DEFAULT_BEAM} {scores[f'beam{DEFAULT_BEAM}']:.2f}")
     print(f"{args.out / reference.MANIFEST} written (release tag {manifest['tag']})")
 
 

@@ -500,6 +500,14 @@
   // The page
   // -------------------------------------------------------------------------------------------
 
+  /** The search defaults of lib.search, as the export wrote them (vocab.json), into the form. */
+  function fillDefaults(form) {
+    form.k.value = M.vocab.default_beam;
+    form.kval.value = form.k.value;
+    form.alpha.value = M.vocab.default_alpha;
+    form.margin.value = M.vocab.default_margin === null ? "" : M.vocab.default_margin;
+  }
+
   function settings(form) {
     var margin = form.margin.value.trim();
     return {search: form.search.value, k: +form.k.value, alpha: Number(form.alpha.value),
@@ -536,12 +544,14 @@
       });
     });
     return ready.then(function () {
+      fillDefaults(form);
       form.querySelector("button").disabled = false;
-      var b = M.manifest.bleu;
+      var b = M.manifest.bleu, k = M.vocab.default_beam;
       status.textContent = "Model loaded: it runs here, offline.";
       root.querySelector(".s2s-pg-model").textContent = "Weights: " + M.manifest.weights + "." +
-        (b ? " BLEU on the " + b.sentences + " test sentences, beam 5: " + b.int8_beam5 +
-        " with these weights, " + b.float32_beam5 + " in full precision (greedy: " +
+        (b ? " BLEU on the " + b.sentences + " test sentences, beam " + k + ": " +
+        b["int8_beam" + k] + " with these weights, " + b["float32_beam" + k] +
+        " in full precision (greedy: " +
         b.int8_beam1 + " and " + b.float32_beam1 + "), measured when the model was exported." : "");
       root.setAttribute("data-state", "ready");
     }, function (e) {
