@@ -278,3 +278,13 @@ def test_loss_ranking_follows_each_measure_separately():
     text = v.loss_ranking(forced, {"ratio 1.0": 0.2, "ratio 0.0": 0.6})
     assert "free-running loss to ratio 1.0" in text
     assert "smallest gap between the two to ratio 1.0" in text
+
+
+def test_the_beam_chapters_notes_follow_their_counts():
+    assert v.same_output_note(True, "k = 5") == ("which finds the same output as k = 5 on this "
+                                                 "sentence")
+    assert "a different output from k = 5" in v.same_output_note(False, "k = 5")
+    assert "did not happen" in v.k1_note(200, 200)
+    assert "longer answer" in v.k1_note(198, 200)
+    assert "do not change at all" in v.pruned_note(True, 2.5, 2.5)
+    assert v.pruned_note(False, 3.3, 2.5).endswith("misses 3.3 % instead of 2.5 %")

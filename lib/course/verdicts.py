@@ -346,6 +346,29 @@ def misses_closed(miss_greedy: int, miss_beam: int, beam: str = "a beam of five"
     return f"{beam} avoids {avoided:.0f} % of the misses of greedy decoding"
 
 
+def same_output_note(same: bool, other: str) -> str:
+    """'which finds the same output as k = 5 on this sentence', or a different one."""
+    word = "the same output as" if same else "a different output from"
+    return f"which finds {word} {other} on this sentence"
+
+
+def k1_note(n_same: int, n: int) -> str:
+    """Beam k = 1 with alpha = 1 against greedy: did the normalised score change any answer?"""
+    if n_same == n:
+        return "the difference is possible, but it did not happen on these sentences"
+    return ("on the others, the beam set greedy's answer aside at <eos>, went on, and found a "
+            "longer answer with a better normalised score")
+
+
+def pruned_note(unchanged: bool, pruned_pct: float, plain_pct: float) -> str:
+    """What the default pruning margin did to the tiny models' miss rates (beam of five)."""
+    if unchanged:
+        return ("With the default pruning margin these miss rates do not change at all on these "
+                "models")
+    return (f"With the default pruning margin the beam of five misses {pruned_pct:.1f} % instead "
+            f"of {plain_pct:.1f} %")
+
+
 def raw_score_winner(short_wins: int, total: int) -> str:
     """How often raw log P preferred the shorter of two finished outputs (counted)."""
     if total <= 0:
