@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,8 @@ def test_pretrained_trains_once_then_loads_from_the_cache(tiny, isolated, monkey
     assert len(tiny) == 1
     path = reference.cache_path()
     assert path.parent == isolated and path.is_file()
-    assert sorted(p.name for p in isolated.iterdir()) == [path.name]
+    # nothing else: no lock, part or manifest left (results/ is lib.data's memo of the corpus)
+    assert sorted(p.name for p in isolated.iterdir() if p.name != "results") == [path.name]
     assert isinstance(first, Seq2Seq) and not first.training
     assert first.config == ModelConfig(len(first.src_vocab), len(first.tgt_vocab), **TINY_MODEL)
     corpus = data.load_corpus(TINY_DATA)
@@ -170,8 +172,28 @@ def test_nothing_cached_and_training_disabled(isolated, monkeypatch):
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves a release folder. Beside a file, `<file>.slow` (holding seconds) delays its
+    answer, and `<file>.endless` makes it a body that never ends."""
+
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up, as tests make it
+            pass
+
     def do_GET(self):  # noqa: N802 (http.server's naming)
         self.server.requests.append(self.path)
+        served = Path(self.directory) / self.path.lstrip("/")
+        slow = served.with_name(served.name + ".slow")
+        if slow.is_file():
+            time.sleep(float(slow.read_text()))
+        if served.with_name(served.name + ".endless").is_file():
+            self.send_response(200)
+            self.end_headers()
+            stop = time.monotonic() + 30  # a broken cap fails the test, it does not hang it
+            while time.monotonic() < stop:
+                self.wfile.write(b" " * 65536)
+            return
         super().do_GET()
 
     def log_message(self, *args):
@@ -182,7 +204,7 @@ def _publish(root: Path, model, for_key: str, **manifest_changes) -> dict:
     """Lay out a release as GitHub serves it: <root>/<tag>/<file> and <tag>/manifest.json."""
     tag = reference.release_tag(for_key)
     path = checkpoint.save(model, root / tag / f"reference-{for_key}.pt",
-                           extra={"published": True})
+                           extra={"key": for_key, "published": True})
     manifest = {"key": for_key, "tag": tag, "file": path.name, "sha256": sha256_of(path),
                 "bytes": path.stat().st_size, **manifest_changes}
     (root / tag / reference.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
@@ -227,10 +249,10 @@ def test_pretrained_downloads_the_checkpoint_published_for_its_key(served, isola
                                                                     monkeypatch, capsys):
     model, _, requests = served
     _forbid_training(monkeypatch)
-    got = reference.pretrained(device="cpu", progress=False)
-    assert _same_weights(got, model) and got.extra == {"published": True}
-    assert got.source == "download"
     key = reference.reference_key()
+    got = reference.pretrained(device="cpu", progress=False)
+    assert _same_weights(got, model) and got.extra == {"key": key, "published": True}
+    assert got.source == "download"
     assert requests == _release_requests(key)
     path = reference.cache_path()
     assert path.is_file() and not list(isolated.glob("*.part-*"))
@@ -353,14 +375,15 @@ out = Path(sys.argv[1])
 def fast_training(progress=True, device=None, path=None):
     with open(out / "trained", "a") as f:
         f.write(f"{os.getpid()}\\n")
-    deadline = time.time() + 30  # hold the lock until the test has seen the other one wait
+    deadline = time.time() + 180  # hold the lock until the test has seen the other one wait
     while not (out / "go").exists() and time.time() < deadline:
         time.sleep(0.05)
     model = toy.tiny_model(0)
-    checkpoint.save(model, path or reference.cache_path())
+    checkpoint.save(model, path or reference.cache_path(), extra={"key": reference.reference_key()})
     return model, None
 
 reference.train_reference = fast_training
+reference._expected_bytes = lambda: 1  # not the real corpus's vocabularies: a tiny model
 model = reference.pretrained(device="cpu", download=False, progress=False)
 print("got", model.source, sum(p.numel() for p in model.parameters()), flush=True)
 """
@@ -474,3 +497,233 @@ def test_lib_pretrained_is_a_lazy_function_that_forwards_its_arguments(monkeypat
     monkeypatch.setattr(reference, "pretrained", lambda **kw: seen.append(kw) or "model")
     assert lib.pretrained("cpu", download=False, train=False, progress=False) == "model"
     assert seen == [dict(device="cpu", download=False, train=False, progress=False)]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the download and the cache must not trust (issue 28)
+# ---------------------------------------------------------------------------------------------
+
+
+def _release_folder(root: Path) -> Path:
+    return root / reference.release_tag(reference.reference_key())
+
+
+def _write_manifest(root: Path, manifest) -> None:
+    (_release_folder(root) / reference.MANIFEST).write_text(
+        manifest if isinstance(manifest, str) else json.dumps(manifest), encoding="utf-8")
+
+
+def _published_manifest(root: Path) -> dict:
+    return json.loads((_release_folder(root) / reference.MANIFEST).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda m: {k: v for k, v in m.items() if k != "file"}, "'file' must be a plain file name"),
+    (lambda m: {**m, "file": "../../../etc/passwd"}, "'file' must be a plain file name"),
+    (lambda m: {**m, "sha256": "z" * 64}, "'sha256' must be 64 hex digits"),
+    (lambda m: {**m, "sha256": None}, "'sha256' must be 64 hex digits"),
+    (lambda m: {**m, "bytes": 34343.0}, "'bytes' must be a whole number"),
+    (lambda m: {**m, "bytes": True}, "'bytes' must be a whole number"),
+    (lambda m: {**m, "bytes": 2**40}, "'bytes' must be a whole number from 1 to"),
+    (lambda m: [m], "a JSON list, not an object"),
+    (lambda m: "{not json", "not JSON"),
+])
+def test_a_malformed_manifest_is_a_download_error_that_train_false_reports(
+        served, isolated, monkeypatch, change, problem):
+    """No KeyError, ValueError or TypeError escapes: the download failed, and the error says why."""
+    _, root, _ = served
+    _forbid_training(monkeypatch)
+    _write_manifest(root, change(_published_manifest(root)))
+    with pytest.raises(FileNotFoundError, match=r"make train.*Not downloaded: no usable "
+                                                r"published checkpoint for key .*release "
+                                                r"manifest of .* is not valid: " + re.escape(
+                                                    problem)):
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert not list(isolated.glob("reference-*.pt"))
+
+
+def test_a_malformed_manifest_falls_back_to_training(served, tiny, capsys):
+    _, root, _ = served
+    _publish(root, _small_model(["a"], ["b"]), reference.reference_key(), bytes=34343.0)
+    assert reference.pretrained(device="cpu", progress=False).source == "training"
+    assert len(tiny) == 1 and "'bytes' must be a whole number" in capsys.readouterr().out
+
+
+def test_an_endless_manifest_is_cut_off_instead_of_filling_the_disk(served, isolated,
+                                                                    monkeypatch):
+    _, root, _ = served
+    _forbid_training(monkeypatch)
+    (_release_folder(root) / f"{reference.MANIFEST}.endless").touch()
+    start = time.monotonic()
+    with pytest.raises(FileNotFoundError, match=f"sent more than the "
+                                                f"{reference.MANIFEST_MAX_BYTES} bytes"):
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert time.monotonic() - start < 20
+    assert sum(p.stat().st_size for p in isolated.iterdir() if p.is_file()) < 100_000
+
+
+def reference_download():
+    from lib.course import download
+
+    return download
+
+
+def test_one_deadline_bounds_the_whole_fetch(served, tmp_path):
+    """The manifest and the checkpoint each arrive within the deadline, not both together."""
+    _, root, _ = served
+    key = reference.reference_key()
+    for name in (reference.MANIFEST, f"reference-{key}.pt"):
+        (_release_folder(root) / f"{name}.slow").write_text("1.5")
+    start = time.monotonic()
+    with pytest.raises(reference_download().DownloadError, match="deadline"):
+        reference.fetch_published(tmp_path / "m.pt", key, progress=False, deadline=2.5)
+    assert time.monotonic() - start < 4 and not (tmp_path / "m.pt").exists()
+    assert reference.fetch_published(tmp_path / "m.pt", key, progress=False, deadline=10).is_file()
+
+
+def test_train_false_keeps_why_the_download_failed(served, monkeypatch):
+    _, root, _ = served
+    _forbid_training(monkeypatch)
+    _publish(root, _small_model(["a"], ["b"]), reference.reference_key(), sha256="0" * 64)
+    with pytest.raises(FileNotFoundError, match=r"training is disabled; run `make train` .*"
+                                                r"Not downloaded: .*sha256") as caught:
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert isinstance(caught.value.__cause__, reference_download().ChecksumError)
+
+
+def test_a_checkpoint_of_another_key_is_not_the_reference(served, isolated, monkeypatch, capsys):
+    """A valid checkpoint published (or cached) under this key's name, holding another key's
+    model (another size, say), is refused like a damaged one."""
+    model, root, _ = served
+    _forbid_training(monkeypatch)
+    key = reference.reference_key()
+    other = _small_model(["x", "y", "z"], ["u", "v"])
+    path = checkpoint.save(other, _release_folder(root) / f"reference-{key}.pt",
+                           extra={"key": "f" * 16})
+    _write_manifest(root, {**_published_manifest(root), "sha256": sha256_of(path),
+                           "bytes": path.stat().st_size})
+    with pytest.raises(FileNotFoundError, match=f"holds the model of key '{'f' * 16}', "
+                                                f"not '{key}'"):
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert not reference.cache_path().exists()
+    # the right one published again; another key's model in the cache is deleted, not loaded
+    _publish(root, model, key)
+    checkpoint.save(other, reference.cache_path(), extra={"key": "f" * 16})
+    got = reference.pretrained(device="cpu", progress=False)
+    assert got.source == "download" and _same_weights(got, model)
+    assert "is another key's model and is deleted" in capsys.readouterr().out
+
+
+def test_an_unreadable_cached_model_is_kept_and_named(served, monkeypatch):
+    """Unreadable is not damaged: the file may be whole (another user's, wrong permissions)."""
+    from test_checkpoint import make_unreadable
+
+    _, _, requests = served
+    _forbid_training(monkeypatch)
+    reference.pretrained(device="cpu", progress=False)
+    path, asked = reference.cache_path(), len(requests)
+    make_unreadable(path, monkeypatch)
+    with pytest.raises(PermissionError, match=r"The cached reference model cannot be read, so "
+                                              r"it is kept: cannot read checkpoint .*\.pt "
+                                              r"\(Permission denied\); it may well be whole"):
+        reference.pretrained(device="cpu", progress=False)
+    assert path.is_file() and len(requests) == asked  # kept, and nothing fetched over it
+
+
+def test_a_damaged_model_that_cannot_be_deleted_says_what_to_do(served, monkeypatch):
+    """A read-only cache folder: the damaged file stays, and the error says so (root ignores
+    folder permissions, so the refusal is simulated)."""
+    _forbid_training(monkeypatch)
+    reference.pretrained(device="cpu", progress=False)
+    path = reference.cache_path()
+    path.write_bytes(path.read_bytes()[:100])  # damaged
+    unlink = Path.unlink
+
+    def refusing(self, *args, **kwargs):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", refusing)
+    with pytest.raises(PermissionError, match=r"The cached reference model was damaged \(.*\) "
+                                              r"but cannot be deleted \(Permission denied\): "
+                                              r"delete it by hand, or set SEQ2SEQ_CACHE"):
+        reference.pretrained(device="cpu", progress=False)
+
+
+def test_stale_parts_go_once_the_model_is_cached(served):
+    reference.pretrained(device="cpu", progress=False)
+    path = reference.cache_path()
+    stale, fresh = (path.with_name(f"{path.name}.part-{tag}") for tag in ("0123abcd", "89abcdef"))
+    for part, age in ((stale, 2 * 3600), (fresh, 0)):  # a killed download; a live one, maybe
+        part.write_bytes(b"x" * 1000)
+        os.utime(part, (time.time() - age, time.time() - age))
+    assert reference.pretrained(device="cpu", progress=False).source == "cache"
+    assert not stale.exists() and fresh.exists()
+
+
+def test_a_folder_at_the_models_path_is_named(isolated, monkeypatch):
+    _forbid_training(monkeypatch)
+    reference.cache_path().mkdir(parents=True)
+    with pytest.raises(checkpoint.CheckpointError, match=r"reference-[0-9a-f]{16}\.pt: a folder "
+                                                         r".* is there; remove it"):
+        reference.pretrained(device="cpu", progress=False)
+
+
+def test_no_room_for_the_model_is_said_before_training(tiny, isolated, monkeypatch):
+    """A 1 MB filesystem passed the old 4 kB probe, then failed the save after the training."""
+    import shutil
+
+    usage = shutil.disk_usage(isolated.parent)._replace(free=10**6)
+    monkeypatch.setattr(shutil, "disk_usage", lambda folder: usage)
+    with pytest.raises(checkpoint.CheckpointError, match=r"only 1\.0 MB are free in .* it needs "
+                                                         r"about \d+\.\d MB.*SEQ2SEQ_CACHE"):
+        reference.pretrained(device="cpu", progress=False)
+    assert tiny == []  # no training started
+
+
+# --- the lock: what a waiting process is told ------------------------------------------------
+
+
+def test_the_lock_says_what_its_holder_does_from_the_start(isolated):
+    path = isolated / "reference-0000000000000000.pt"
+    isolated.mkdir(parents=True, exist_ok=True)
+    with reference._CacheLock(path, "is training") as lock:
+        assert lock.lock_path.read_text().split() == [str(os.getpid()), "is", "training"]
+    assert not lock.lock_path.exists()
+
+
+def test_a_waiting_process_hears_when_the_holder_turns_to_training(isolated, capsys):
+    """It said "is fetching" for the whole training run: now it says what the holder does, and
+    again when that changes."""
+    path = isolated / "reference-0000000000000000.pt"
+    isolated.mkdir(parents=True, exist_ok=True)
+    holder = reference._CacheLock(path, "is downloading").__enter__()
+    got = []
+
+    def wait():
+        with reference._CacheLock(path) as lock:
+            got.append(lock.waited)
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    said = ""
+
+    def hear(words: str) -> None:
+        nonlocal said
+        for _ in range(100):
+            said += capsys.readouterr().out
+            if words in said:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"never said {words!r}: {said!r}")
+
+    try:
+        waiter.start()
+        hear(f"Another process (pid {os.getpid()}) is downloading the reference model; waiting")
+        holder.doing("is training")
+        hear(f"The other process (pid {os.getpid()}) moved on: it is training the reference "
+             f"model; still waiting")
+    finally:
+        holder.__exit__(None, None, None)
+        waiter.join(10)
+    assert got == [True] and said.count("\n") == 2, said

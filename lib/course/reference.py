@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 from lib.course import checkpoint, links
@@ -109,63 +110,99 @@ def release_tag(key: str) -> str:
     return f"reference-{key}"
 
 
-def fetch_published(dest: Path, key: str, progress: bool = True) -> Path:
+def fetch_published(dest: Path, key: str, progress: bool = True,
+                    deadline: float | None = None) -> Path:
     """Download the checkpoint published for `key` to `dest`, checked against its manifest.
 
-    The manifest (small JSON) must name this key; the checkpoint must then have its sha256 and
-    byte count. Raises lib.course.download.DownloadError (or ChecksumError) when it cannot.
+    The manifest (small JSON, at most MANIFEST_MAX_BYTES) must name this key, a plain file name,
+    a sha256 and a byte count; the checkpoint must then have that sha256 and byte count. One
+    `deadline` (seconds, default lib.course.download.DEFAULT_DEADLINE) bounds the whole fetch,
+    manifest and checkpoint together. Raises lib.course.download.DownloadError (or
+    ChecksumError) when it cannot, a malformed manifest included.
     """
-    from lib.course.download import DownloadError, cache_dir, download
+    import time
+
+    from lib.course.download import DEFAULT_DEADLINE, DownloadError, cache_dir, download
 
     tag = release_tag(key)
+    limit = DEFAULT_DEADLINE if deadline is None else deadline
+    end = time.monotonic() + limit
 
-    def check_manifest(path: Path) -> None:
-        try:
-            found = json.loads(path.read_text(encoding="utf-8"))
-            ok = found["key"] == key and len(found["sha256"]) == 64 and found["bytes"] > 0
-        except (ValueError, KeyError, TypeError) as e:
-            raise DownloadError(f"the release manifest of {tag} is not valid: {e!r}") from e
-        if not ok:
-            raise DownloadError(f"the release manifest of {tag} is for key {found.get('key')}, "
-                                f"not {key}, or lacks sha256/bytes")
+    def left() -> float:
+        remaining = end - time.monotonic()
+        if remaining <= 0:
+            raise DownloadError(f"fetching the release {tag} took longer than its deadline of "
+                                f"{limit:g} s; nothing was saved at {dest}")
+        return remaining
 
     manifest_path = cache_dir() / f"{tag}.{MANIFEST}"
     manifest_path.unlink(missing_ok=True)  # always the published one: it is a few bytes
-    download(links.release_asset(tag, MANIFEST), manifest_path, verify=check_manifest,
-             progress=False)
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    download(links.release_asset(tag, MANIFEST), manifest_path, progress=False,
+             verify=lambda path: _published_manifest(path, key, tag), deadline=left(),
+             max_bytes=MANIFEST_MAX_BYTES)
+    manifest = _published_manifest(manifest_path, key, tag)
     return download(links.release_asset(tag, manifest["file"]), dest, manifest["sha256"],
-                    size=manifest["bytes"], progress=progress)
+                    size=manifest["bytes"], progress=progress, deadline=left())
+
+
+MANIFEST_MAX_BYTES = 64 * 1024  # a manifest is a few hundred bytes
+CHECKPOINT_MAX_BYTES = 2**30  # the reference checkpoint is about 50 MB
+
+
+def _published_manifest(path: Path, key: str, tag: str) -> dict:
+    """The manifest at `path` if it is one for `key`; DownloadError naming what is wrong."""
+    from lib.course.download import DownloadError
+    from lib.validate import is_int
+
+    def invalid(problem: str) -> DownloadError:
+        return DownloadError(f"the release manifest of {tag} is not valid: {problem}")
+
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise invalid(f"not JSON ({e})") from e
+    if not isinstance(found, dict):
+        raise invalid(f"a JSON {type(found).__name__}, not an object")
+    if found.get("key") != key:
+        raise DownloadError(f"the release manifest of {tag} is for key {found.get('key')}, "
+                            f"not {key}")
+    name, sha256, size = found.get("file"), found.get("sha256"), found.get("bytes")
+    if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", name)):
+        raise invalid(f"'file' must be a plain file name, got {name!r}")
+    if not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
+        raise invalid(f"'sha256' must be 64 hex digits, got {sha256!r}")
+    if not (is_int(size) and 0 < size <= CHECKPOINT_MAX_BYTES):
+        raise invalid(f"'bytes' must be a whole number from 1 to {CHECKPOINT_MAX_BYTES}, "
+                      f"got {size!r}")
+    return found
 
 
 class _CacheLock:
     """An exclusive lock on one cache key, so that two notebooks started on a machine without
     the model do not both download or train it on the same cores: one works, the other waits
     and then loads the result. A lock file beside the cache file (fcntl.flock, released by the
-    system even if the holder dies) holds the holder's pid and what it is doing; it is removed
-    on release. Where fcntl does not exist (Windows), nothing is locked."""
+    system even if the holder dies) holds the holder's pid and what it is doing (`doing`, set
+    on entry and changed with `doing()`); it is removed on release. A waiting process says what
+    the holder is doing, and again whenever that changes (a failed download, then training).
+    Where fcntl does not exist (Windows), nothing is locked."""
 
-    def __init__(self, path: Path):
+    POLL = 0.2  # seconds between a waiting process's looks at the lock
+
+    def __init__(self, path: Path, doing: str = "is preparing"):
         self.lock_path = path.with_name(f"{path.name}.lock")
         self.fd: int | None = None
         self.waited = False
+        self._doing = doing
 
     def __enter__(self) -> _CacheLock:
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not on Linux or macOS
             return self
+        told = None
         while True:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if not self.waited:
-                    pid, doing = self._holder()
-                    print(f"Another process (pid {pid}) {doing} the reference model; waiting "
-                          f"for it to finish…", flush=True)
-                self.waited = True
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            told = self._wait(fd, fcntl, told)
             try:  # the holder removes the file on release: a lock on a removed file is stale
                 if os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino:
                     break
@@ -173,22 +210,52 @@ class _CacheLock:
                 pass
             os.close(fd)
         self.fd = fd
-        self.doing("is fetching")
+        self.doing(self._doing)
         return self
 
+    def _wait(self, fd: int, fcntl, told: tuple | None) -> tuple | None:
+        """Take the lock on `fd`, saying what the holder is doing while it is held; returns
+        what was last said, so that a retry on a new lock file does not repeat it."""
+        import time
+
+        quiet_since = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return told
+            except BlockingIOError:
+                self.waited = True
+            pid, doing = self._holder()
+            # a holder that has not written yet is given a second before "unknown" is said
+            if (pid, doing) != told and (doing or time.monotonic() - quiet_since > 1):
+                doing = doing or "is fetching or training"
+                if told is None:
+                    print(f"Another process (pid {pid}) {doing} the reference model; waiting "
+                          f"for it to finish…", flush=True)
+                else:
+                    print(f"The other process (pid {pid}) moved on: it {doing} the reference "
+                          f"model; still waiting…", flush=True)
+                told = pid, doing
+            time.sleep(self.POLL)
+
     def _holder(self) -> tuple[str, str]:
-        """(pid, what it is doing) of the process holding the lock, as it wrote them."""
+        """(pid, what it is doing) of the process holding the lock, as it wrote them; what it
+        is doing is "" while the file is not written yet."""
         try:
             pid, doing = self.lock_path.read_text(encoding="utf-8").split(" ", 1)
             return pid, doing.strip()
         except (OSError, ValueError):  # gone, or not written yet
-            return "unknown", "is fetching or training"
+            return "unknown", ""
 
     def doing(self, what: str) -> None:
         """Tell waiting processes what the holder is doing ("is training")."""
+        self._doing = what
         if self.fd is not None:
-            os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, f"{os.getpid()} {what}".encode(), 0)
+            # padded, so that a shorter text read while it is written is never left with the
+            # end of a longer one; the file is never empty once written
+            text = f"{os.getpid()} {what}".ljust(100).encode()
+            os.pwrite(self.fd, text, 0)
+            os.ftruncate(self.fd, len(text))
 
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
@@ -197,17 +264,20 @@ class _CacheLock:
             self.fd = None
 
 
-def _not_cached(path: Path) -> FileNotFoundError:
+def _not_cached(path: Path, why: str | None = None) -> FileNotFoundError:
+    because = f". Not downloaded: {why}" if why else ""
     return FileNotFoundError(f"no reference model at {path} and training is disabled; run "
-                             f"`make train` (or `python -m lib.course.reference --train`)")
+                             f"`make train` (or `python -m lib.course.reference --train`)"
+                             f"{because}")
 
 
-def _check_writable(path: Path) -> None:
-    """Fail in a second, not after the training run, when the cache cannot take the model."""
+def _check_writable(path: Path, size: int | None = None) -> None:
+    """Fail in a second, not after the training run, when the cache cannot take the model (no
+    folder, a folder at its place, no permission, or, given its `size`, no room)."""
     from lib.course.checkpoint import check_writable
 
     try:
-        check_writable(path)
+        check_writable(path, size)
     except ValueError as e:
         raise type(e)(f"{e}; set SEQ2SEQ_CACHE to a folder that can be written") from e
 
@@ -217,28 +287,23 @@ def pretrained(device=None, download: bool = True, train: bool = True,
     """The reference model: cached if fresh, else downloaded if published, else trained.
 
     The model's `source` attribute says which: "cache", "download" or "training". While one
-    process downloads or trains, another asking for the same model waits, then loads it.
+    process downloads or trains, another asking for the same model waits, then loads it. A
+    cached file that is damaged or holds another key's model is deleted; one that cannot be
+    read is kept, and the OSError says so.
     """
-    from lib.course.checkpoint import CheckpointError
-
     path = cache_path()
     key = path.stem.split("-", 1)[1]
-    if path.is_file():
-        try:
-            return _loaded(path, device, "cache")
-        except CheckpointError as e:
-            path.unlink(missing_ok=True)
-            print(f"The cached reference model was damaged and is deleted: {e}")
+    model = _from_cache(path, key, device, "The cached reference model")
+    if model is not None:
+        return model
     if not (download or train):
         raise _not_cached(path)
     _check_writable(path)
-    with _CacheLock(path) as lock:
-        if lock.waited and path.is_file():
-            try:
-                return _loaded(path, device, "cache")
-            except CheckpointError as e:
-                path.unlink(missing_ok=True)
-                print(f"The reference model the other process left is damaged: {e}")
+    with _CacheLock(path, "is downloading" if download else "is training") as lock:
+        if lock.waited:
+            model = _from_cache(path, key, device, "The reference model the other process left")
+            if model is not None:
+                return model
         return _fetch_or_train(path, key, device, download, train, progress, lock)
 
 
@@ -246,23 +311,26 @@ def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, p
                     lock: _CacheLock) -> Seq2Seq:
     from lib.course.checkpoint import CheckpointError
 
+    failure = None
     if download:
         from lib.course.download import DownloadError
 
         try:
             fetch_published(path, key, progress=progress)
-            return _loaded(path, device, "download")
+            return _loaded(path, device, "download", key)
         except (DownloadError, CheckpointError, OSError) as e:
-            path.unlink(missing_ok=True)  # never leave a file that would win every later call
-            why = f"no usable published checkpoint for key {key} ({e})"
+            # never leave a file that would win every later call
+            _discard(path, "The downloaded reference model is not usable")
+            why, failure = f"no usable published checkpoint for key {key} ({e})", e
     else:
         why = "downloading is turned off (download=False)"
     if not train:
-        raise _not_cached(path)
+        raise _not_cached(path, why if download else None) from failure
     from lib.device import pick_device
 
     slow = pick_device(device).type == "cpu"
     lock.doing("is training")
+    _check_writable(path, _expected_bytes())
     print(f"Training the reference model here, because {why}. This takes "
           f"{'15 to 25 minutes on a CPU' if slow else 'one to two minutes on this GPU'}; "
           f"the result is cached in {path.parent} and later calls load it in seconds.")
@@ -271,10 +339,65 @@ def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, p
     return model.to(model.device)
 
 
-def _loaded(path: Path, device, source: str) -> Seq2Seq:
+class _OtherKey(checkpoint.CheckpointError):
+    """A whole checkpoint, but of another key's model (or of none)."""
+
+
+def _loaded(path: Path, device, source: str, key: str | None = None) -> Seq2Seq:
+    """The model at `path`; with `key`, _OtherKey (a CheckpointError) unless it is that key's
+    model (its `extra["key"]`, which training writes): a valid file of another key, or
+    another size, is not the one asked for."""
     model = checkpoint.load(path, device=device)
+    stored = model.extra.get("key") if isinstance(model.extra, dict) else None
+    if key is not None and stored != key:
+        raise _OtherKey(f"{path} holds the model of key {stored!r}, not {key!r}")
     model.source = source
     return model
+
+
+def _from_cache(path: Path, key: str, device, what: str) -> Seq2Seq | None:
+    """The model cached at `path` for `key`, or None: none there, or a damaged one or another
+    key's (then deleted). Stale temporary files of killed downloads and saves go with a hit."""
+    from lib.course.checkpoint import CheckpointError
+    from lib.course.download import remove_stale_parts
+
+    if not path.is_file():
+        return None
+    try:
+        model = _loaded(path, device, "cache", key)
+    except CheckpointError as e:
+        damage = "is another key's model" if isinstance(e, _OtherKey) else "was damaged"
+        _discard(path, f"{what} {damage}")
+        print(f"{what} {damage} and is deleted: {e}")
+        return None
+    except OSError as e:  # unreadable, not damaged: keep it, say so
+        raise type(e)(e.errno, f"{what} cannot be read, so it is kept: {e.strerror or e}; or "
+                      f"set SEQ2SEQ_CACHE to another folder", str(path)) from e
+    remove_stale_parts(path)
+    return model
+
+
+def _discard(path: Path, what: str) -> None:
+    """Delete `path` (gone already is fine); an OSError that says what to do if it cannot be."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as e:
+        raise type(e)(e.errno, f"{what} ({path}) but cannot be deleted ({e.strerror or e}): "
+                      f"delete it by hand, or set SEQ2SEQ_CACHE to a folder that can be "
+                      f"written", str(path)) from e
+
+
+def _expected_bytes() -> int:
+    """About the size of the reference checkpoint, from its shape (no weights are made)."""
+    import torch
+
+    from lib.course.checkpoint import expected_bytes
+
+    corpus = load_corpus(DATA)
+    with torch.device("meta"):
+        model = Seq2Seq(ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL),
+                        corpus.src_vocab, corpus.tgt_vocab)
+    return expected_bytes(model)
 
 
 def main(argv=None) -> None:
