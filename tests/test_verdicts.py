@@ -288,3 +288,12 @@ def test_the_beam_chapters_notes_follow_their_counts():
     assert "longer answer" in v.k1_note(198, 200)
     assert "do not change at all" in v.pruned_note(True, 2.5, 2.5)
     assert v.pruned_note(False, 3.3, 2.5).endswith("misses 3.3 % instead of 2.5 %")
+
+
+def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
+    assert v.k3_gain({1: 30.0, 2: 30.5, 3: 31.0, 5: 31.0, 10: 30.8}) == (
+        "a beam of three gets 100 % of the best improvement over greedy")
+    assert v.k3_gain({1: 30.0, 3: 30.5, 5: 31.0}) == (
+        "a beam of three gets 50 % of the best improvement over greedy")
+    assert "no beam size scores above greedy" in v.k3_gain({1: 30.0, 3: 29.0, 5: 29.5})
+    assert "below greedy" in v.k3_gain({1: 30.0, 3: 29.0, 5: 31.0})

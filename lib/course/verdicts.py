@@ -369,6 +369,18 @@ def pruned_note(unchanged: bool, pruned_pct: float, plain_pct: float) -> str:
             f"of {plain_pct:.1f} %")
 
 
+def k3_gain(bleu_by_k: dict[int, float]) -> str:
+    """How much of the best BLEU gain over greedy (k = 1) a beam of three gets."""
+    best = max(bleu_by_k.values())
+    gain = best - bleu_by_k[1]
+    if gain <= 0:
+        return "no beam size scores above greedy decoding on these sentences"
+    share = 100 * (bleu_by_k[3] - bleu_by_k[1]) / gain
+    if share < 0:
+        return "a beam of three scores below greedy decoding here"
+    return f"a beam of three gets {share:.0f} % of the best improvement over greedy"
+
+
 def raw_score_winner(short_wins: int, total: int) -> str:
     """How often raw log P preferred the shorter of two finished outputs (counted)."""
     if total <= 0:
