@@ -170,7 +170,7 @@ def context_swap_verdict(routes: Sequence[str]) -> str:
     if routes == {"the initial states"}:
         return ("in both directions the output translates the sentence the initial states "
                 "come from: on these sentences the model follows its initial states, and the "
-                "fed context changes words, not what the output says")
+                "fed context does not change what the output says")
     if routes == {"neither"}:
         return ("in neither direction is the output clearly the translation of one of the two "
                 "sentences: this model mixes both routes")
