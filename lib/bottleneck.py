@@ -1,14 +1,14 @@
-"""The single context vector put to a clean test (the wrap-up chapter): reverse a sequence.
+"""The single context vector put to a clean test (the attention chapter): reverse a sequence.
 
-The decoder of `lib.model.Seq2Seq` sees its source only through the encoder's final hidden
-states, a fixed number of values whatever the source length. To see whether that limits the
-model, give it a task whose only difficulty is the length: write a random sequence of digits
+The fixed-vector decoder of `lib.model.Seq2Seq` sees its source only through the encoder's final
+hidden state, a fixed number of values whatever the source length. To see whether that limits
+the model, give it a task whose only difficulty is the length: write a random sequence of digits
 backwards (`lib.reversal`). Every digit is equally likely at every position, so a sequence of
-L digits carries L * log2(8) bits, and all of them must pass through the context vector. If
-the model trains on every length it is tested on, a model that writes short sequences right
-and long ones wrong is out of room, or out of training, but not out of its depth.
+L digits carries L * log2(8) bits, and all of them must pass through the context vector. An
+attention decoder of the same size (`attention=True`) reads every encoder output state instead.
+Both train on every length they are tested on, with the same seed, data and number of steps.
 
-    config = BottleneckConfig(hidden=64)           # sizes, lengths, training budget
+    config = BottleneckConfig(attention=True)      # sizes, lengths, training budget, decoder
     model, history = train_reversal(config)        # lib.reversal's model, lib.train.train
     table = accuracy_by_length(model, config)      # {length: Accuracy(sequence, token, n)}
 
@@ -33,13 +33,14 @@ class BottleneckConfig:
     """One run: the size of the context vector, the lengths, and the training budget."""
 
     hidden: int = 64  # the context vector's size (one GRU layer)
-    min_len: int = 5  # shortest sequence, in digits, in training and in the test
-    max_len: int = 40  # longest
-    n_train: int = 6000  # training sequences, lengths uniform in min_len..max_len
-    epochs: float = 4.0
-    batch_size: int = 64
-    lr: float = 1e-2
+    min_len: int = 3  # shortest sequence, in digits, in training and in the test
+    max_len: int = 24  # longest
+    n_train: int = 48_000  # training sequences, lengths uniform in min_len..max_len
+    epochs: float = 8.0  # 375 batches an epoch: 3,000 steps
+    batch_size: int = 128
+    lr: float = 3e-3
     seed: int = 0
+    attention: bool = False  # True: the decoder attends over every encoder output state
 
     def __post_init__(self):
         for name in ("hidden", "min_len", "max_len", "n_train", "batch_size"):
@@ -49,6 +50,13 @@ class BottleneckConfig:
         if self.min_len > self.max_len:
             raise ValueError(f"min_len ({self.min_len}) must not exceed max_len "
                              f"({self.max_len})")
+        if not isinstance(self.attention, bool):
+            raise ValueError(f"attention must be True or False, got {self.attention!r}")
+
+    @property
+    def steps(self) -> int:
+        """Training steps: epochs x batches per epoch (lib.train.train's count)."""
+        return int(round(self.epochs * -(-self.n_train // self.batch_size)))
 
 
 class Accuracy(NamedTuple):
@@ -75,7 +83,8 @@ def train_reversal(config: BottleneckConfig = BottleneckConfig()):
     """
     from lib.train import TrainConfig, train
 
-    model = reversal_model(config.seed, hidden=config.hidden)
+    model = reversal_model(config.seed, hidden=config.hidden, attention=config.attention,
+                           max_len=config.max_len + 5)
     examples = reversal_examples(config.n_train, config.seed, config.min_len, config.max_len)
     steps_per_epoch = -(-config.n_train // config.batch_size)
     with one_thread():
@@ -127,9 +136,13 @@ def accuracy_by_length(model, config: BottleneckConfig, n_per_length: int = 100,
 
 def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
     """Train, then test every length -> a JSON result (what `cached_tests` keeps on disk):
-    seconds, steps and final loss of training, {length: [sequence, token, n]} accuracies, and
-    one sequence of `example_len` digits with the model's answer, as text."""
+    seconds, steps and final loss of training, the loss curve {"step": [...], "loss": [...]},
+    {length: [sequence, token, n]} accuracies, and one sequence of `example_len` digits with
+    the model's answer, as text, and (attention models) the weights (T, S) it wrote it with."""
     import time
+
+    from lib.attention import attention_weights
+    from lib.data import EOS
 
     start = time.perf_counter()
     model, history = train_reversal(config)
@@ -138,11 +151,33 @@ def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
         table = accuracy_by_length(model, config)
         src, target = reversal_examples(1, 7, example_len, example_len)[0]
         out = decode(model, [src])[0]
+        weights = None
+        if config.attention:
+            a = attention_weights(model, torch.tensor([src]), torch.tensor([len(src)]),
+                                  torch.tensor([out + [EOS]]))  # (1, T, S)
+            weights = [[round(w, 5) for w in row] for row in a[0].tolist()]
     return {"seconds": seconds, "steps": history.step[-1], "loss": history.loss[-1],
+            "curve": {"step": history.step, "loss": history.loss},
             "table": {str(n): list(a) for n, a in table.items()},
             "example": {"input": " ".join(model.src_vocab.decode(src)),
                         "target": " ".join(model.tgt_vocab.decode(target)),
-                        "output": " ".join(model.tgt_vocab.decode(out))}}
+                        "output": " ".join(model.tgt_vocab.decode(out))},
+            "attention": weights}
+
+
+def bucket_accuracy(table: dict, buckets) -> dict:
+    """{(lo, hi): Accuracy} pooled over the lengths lo..hi of `table` ({length: Accuracy}):
+    the share of all the bucket's sequences reversed exactly, and of all its positions right."""
+    out = {}
+    for lo, hi in buckets:
+        rows = [(n, a) for n, a in table.items() if lo <= n <= hi]
+        if not rows:
+            raise ValueError(f"no length of the table falls in {lo}..{hi}")
+        count = sum(a.n for _, a in rows)
+        positions = sum(n * a.n for n, a in rows)
+        out[(lo, hi)] = Accuracy(sum(a.sequence * a.n for _, a in rows) / count,
+                                 sum(a.token * n * a.n for n, a in rows) / positions, count)
+    return out
 
 
 def cached_tests(configs: dict) -> dict:
@@ -155,18 +190,19 @@ def cached_tests(configs: dict) -> dict:
     import sys
     from dataclasses import asdict
 
+    import lib.attention
+    import lib.data
     import lib.decoder
     import lib.encoder
     import lib.head
     import lib.model
     import lib.reversal
     import lib.search
-    import lib.toy
     import lib.train
     from lib.course import memo
 
-    code = (sys.modules[__name__], lib.reversal, lib.toy, lib.model, lib.encoder, lib.decoder,
-            lib.head, lib.train, lib.search)
+    code = (sys.modules[__name__], lib.reversal, lib.model, lib.encoder, lib.decoder,
+            lib.attention, lib.head, lib.train, lib.search, lib.data)
     keys = {label: asdict(c) for label, c in configs.items()}  # each trains on one thread
     results = memo.cached_all("bottleneck-reversal", keys,
                               lambda label: run_test(configs[label]), code)

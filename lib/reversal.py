@@ -47,9 +47,22 @@ def reversal_examples(n: int, seed: int, min_len: int = 3, max_len: int = 8
     return pairs
 
 
-def reversal_model(seed: int = 0, hidden: int = 64):
-    """A small untrained Seq2Seq for the task: one GRU layer, embeddings of 16, no dropout."""
-    from lib.toy import tiny_model
+def reversal_model(seed: int = 0, hidden: int = 64, attention: bool = False,
+                   max_len: int = 40):
+    """A small untrained Seq2Seq for the task: one GRU layer, embeddings of 16, no dropout.
 
-    return tiny_model(seed, src_vocab=vocab("en"), tgt_vocab=vocab("fr"), emb_dim=16,
-                      hidden=hidden, layers=1)
+    With `attention=True` the decoder attends over the encoder's output states (additive
+    attention, `lib.attention`) instead of reading one fixed context; everything else, the
+    initial weights of every other layer included (same seed), is the same model. `max_len`
+    caps the source and the output, in digits.
+    """
+    import torch
+
+    from lib.model import ModelConfig, Seq2Seq
+
+    src, tgt = vocab("en"), vocab("fr")
+    torch.manual_seed(seed)
+    config = ModelConfig(len(src), len(tgt), emb_dim=16, hidden_size=hidden, num_layers=1,
+                         dropout=0.0, feed_context=True, attention=attention,
+                         max_src_len=max_len, max_tgt_len=max_len)
+    return Seq2Seq(config, src, tgt).eval()

@@ -33,10 +33,29 @@ def test_score_outputs_refuses_unpaired_lists():
     ({"hidden": 0}, "hidden must be an integer >= 1"),
     ({"n_train": True}, "n_train must be an integer"),
     ({"max_len": 2.5}, "max_len must be an integer"),
+    ({"attention": 1}, "attention must be True or False"),
 ])
 def test_config_refuses_bad_settings(kwargs, words):
     with pytest.raises(ValueError, match=words):
         bottleneck.BottleneckConfig(**kwargs)
+
+
+def test_steps_counts_what_lib_train_runs():
+    config = bottleneck.BottleneckConfig(n_train=1000, batch_size=128, epochs=2.5)
+    assert config.steps == 20  # 8 batches an epoch (the last one partial), 2.5 epochs
+    assert bottleneck.BottleneckConfig().steps == 3000
+
+
+def test_bucket_accuracy_pools_sequences_and_positions():
+    A = bottleneck.Accuracy
+    table = {2: A(1.0, 1.0, 10), 3: A(0.5, 0.8, 10), 4: A(0.0, 0.5, 20)}
+    out = bottleneck.bucket_accuracy(table, [(2, 3), (4, 4)])
+    assert out[(2, 3)].n == 20 and out[(2, 3)].sequence == pytest.approx(0.75)
+    # positions: 2*10 all right + 3*10*0.8 = 44 of 50
+    assert out[(2, 3)].token == pytest.approx(44 / 50)
+    assert out[(4, 4)] == A(0.0, 0.5, 20)
+    with pytest.raises(ValueError, match="no length"):
+        bottleneck.bucket_accuracy(table, [(7, 9)])
 
 
 def greedy_one(model, src: list[int], cap: int) -> list[int]:
@@ -55,8 +74,9 @@ def greedy_one(model, src: list[int], cap: int) -> list[int]:
     return out
 
 
-def test_decode_equals_a_step_by_step_greedy_loop():
-    model = reversal_model(seed=3, hidden=16).eval()
+@pytest.mark.parametrize("attention", [False, True])
+def test_decode_equals_a_step_by_step_greedy_loop(attention):
+    model = reversal_model(seed=3, hidden=16, attention=attention).eval()
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(3)  # peaked distributions: outputs of varied lengths
@@ -78,8 +98,8 @@ def test_training_learns_short_reversals_and_the_result_is_cached(tmp_path, monk
     assert list(table) == [2, 3, 4] and all(a.n == 50 for a in table.values())
     assert table[2].sequence > 0.9  # two digits backwards: learned in a few hundred steps
 
-    # trains again, beside a second config in another worker: same config, same weights
-    other = dataclasses.replace(config, hidden=16)
+    # trains again, beside an attention model in another worker: same config, same weights
+    other = dataclasses.replace(config, attention=True)
     tests = bottleneck.cached_tests({"a": config, "b": other})
     (cached, result), (_, result_b) = tests["a"], tests["b"]
     assert result["seconds"] > 0 and result_b["seconds"] > 0
@@ -87,6 +107,11 @@ def test_training_learns_short_reversals_and_the_result_is_cached(tmp_path, monk
     assert list(cached) == [2, 3, 4] and all(a.n == 100 for a in cached.values())
     assert cached == bottleneck.accuracy_by_length(model, config)  # the same model again
     assert len(result["example"]["input"].split()) == 20
+    assert result["attention"] is None and result["curve"]["step"][-1] == result["steps"]
+    weights = torch.tensor(result_b["attention"])  # (T, S): the example's alignment
+    assert weights.shape[1] == 20 and weights.shape[0] == len(
+        result_b["example"]["output"].split()) + 1  # + <eos>
+    assert torch.allclose(weights.sum(-1), torch.ones(len(weights)), atol=1e-3)
     assert result["example"]["target"].split() == [
         w.replace("en", "fr") for w in reversed(result["example"]["input"].split())]
     monkeypatch.setattr(bottleneck, "run_test", lambda *a: pytest.fail("not read back"))

@@ -56,3 +56,14 @@ def test_bad_arguments_are_named(kwargs, words):
 def test_vocab_side_is_checked():
     with pytest.raises(ValueError, match="side must be"):
         vocab("de")
+
+
+def test_the_attention_model_shares_every_other_initial_weight():
+    fixed, attending = reversal_model(seed=2, hidden=16), reversal_model(seed=2, hidden=16,
+                                                                         attention=True)
+    a, b = fixed.state_dict(), attending.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert sorted(set(b) - set(a)) == ["decoder.attention.W_h.weight",
+                                       "decoder.attention.W_s.weight",
+                                       "decoder.attention.v.weight"]
+    assert attending.config.attention and not fixed.config.attention

@@ -1,0 +1,297 @@
+"""The attention chapter's real-language test: two copies of the reference model on long inputs.
+
+The reference model trained on Tatoeba's short sentences. Its decoder already reads [e(y); c]
+at every step (feed_context), and an attention decoder reads [e(y); c_t]: the same shapes. So
+both copies start from the reference model's weights, one with its fixed context c, one with
+additive attention (`lib.attention`, the only new, seeded layer), and both are fine-tuned with
+the same seed, data and number of steps on joined training pairs (`lib.joined`), then scored
+by source length on joined held-out groups.
+
+    runs = cached_runs({"fixed": FinetuneConfig(), "attention": FinetuneConfig(attention=True)})
+    runs["attention"]["hypotheses"]           # greedy outputs for test_groups(config)
+    model = load_copy(FinetuneConfig(attention=True))   # the fine-tuned weights, from disk
+
+What it can show and what it cannot: both copies had the same short budget on long inputs, so a
+difference between them is the decoder's; but a budget this small leaves both far from what
+longer training would reach, and the joined parts are independent sentences, which a model
+can translate one at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from lib.validate import is_int
+
+# Source-length buckets, in tokens (lib.data.tokenize): (low, high), high None for "and more".
+BUCKETS = ((1, 8), (9, 16), (17, 24), (25, 32), (33, None))
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """One copy of the reference model and its fine-tuning budget on joined pairs."""
+
+    attention: bool = False  # the decoder attends over the source (True) or reads c (False)
+    steps: int = 200  # training steps; 0 scores the copy as it starts (no fine-tuning)
+    batch_size: int = 64
+    lr: float = 1e-3
+    k_max: int = 6  # joined pairs and test groups hold 1 .. k_max sentences
+    max_len: int = 100  # the copy's longest source and output cap, in tokens
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "k_max", "max_len"):
+            value = getattr(self, name)
+            if not is_int(value) or value < (0 if name == "steps" else 1):
+                raise ValueError(f"{name} must be an integer >= {0 if name == 'steps' else 1}, "
+                                 f"got {value!r}")
+        if not isinstance(self.attention, bool):
+            raise ValueError(f"attention must be True or False, got {self.attention!r}")
+
+
+def copy_of(model, attention: bool, max_len: int = 100, seed: int = 0):
+    """A copy of `model` with the same weights, its caps raised to `max_len` tokens and, with
+    `attention=True`, an additive attention layer (drawn from `seed`) in its decoder.
+
+    The copy's GRU input is [e(y); c] either way, so every weight of `model` fits it; only the
+    attention layer's three matrices are new.
+    """
+    from lib.model import Seq2Seq
+
+    config = dataclasses.replace(model.config, attention=attention, max_src_len=max_len,
+                                 max_tgt_len=max_len)
+    torch.manual_seed(seed)
+    copy = Seq2Seq(config, model.src_vocab, model.tgt_vocab)
+    missing, unexpected = copy.load_state_dict(model.state_dict(), strict=False)
+    new = [k for k in missing if not k.startswith("decoder.attention.")]
+    if unexpected or new:
+        raise ValueError(f"the weights do not fit the copy: unexpected {unexpected}, "
+                         f"missing {new}")
+    return copy.to(model.device)
+
+
+def test_groups(config: FinetuneConfig, split=None) -> list[tuple[str, list[str], int]]:
+    """The held-out joined groups the copies are scored on: (English, [references], k)."""
+    from lib.data import load_corpus
+    from lib.joined import joined_groups
+
+    split = split or load_corpus().split
+    return joined_groups(split.test, k_max=config.k_max, seed=0)
+
+
+def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False):
+    """Fine-tune `model` in place on (English, French) pairs for exactly config.steps steps.
+
+    The reference model's own recipe (label smoothing, shortlist softmax), a short warm-up, and
+    one pass over steps x batch_size pairs. Returns lib.train's History (None for 0 steps).
+    """
+    from lib.course.reference import TRAIN
+    from lib.data import encode_pairs
+    from lib.train import train
+
+    if config.steps == 0:
+        return None
+    n = config.steps * config.batch_size
+    if len(train_pairs) < n:
+        raise ValueError(f"{config.steps} steps of {config.batch_size} need {n} pairs, got "
+                         f"{len(train_pairs)}")
+    examples = encode_pairs(train_pairs[:n], model.src_vocab, model.tgt_vocab)
+    recipe = dataclasses.replace(TRAIN, epochs=1.0, batch_size=config.batch_size, lr=config.lr,
+                                 warmup_steps=max(1, min(30, config.steps // 10)), ema=0.0,
+                                 eval_every=0, seed=config.seed)
+    return train(model, examples, recipe, device=model.device, progress=progress,
+                 log_every=10)
+
+
+def _modules():
+    import sys
+
+    import lib.attention
+    import lib.data
+    import lib.decoder
+    import lib.encoder
+    import lib.evaluate
+    import lib.head
+    import lib.joined
+    import lib.model
+    import lib.search
+    import lib.train
+
+    return (sys.modules[__name__], lib.attention, lib.data, lib.decoder, lib.encoder,
+            lib.evaluate, lib.head, lib.joined, lib.model, lib.search, lib.train)
+
+
+def _key(config: FinetuneConfig) -> dict:
+    from lib.course.reference import reference_key
+
+    return {"reference": reference_key(), **dataclasses.asdict(config)}
+
+
+def weights_path(config: FinetuneConfig) -> Path:
+    """Where the fine-tuned copy for `config` is kept: named by the same key as its result."""
+    from lib.course import memo
+
+    result = memo.result_path("long-inputs", _key(config), _modules())
+    return result.with_suffix(".pt")
+
+
+def run(config: FinetuneConfig) -> dict:
+    """Copy the reference model, fine-tune it, translate the joined test groups greedily.
+
+    Returns JSON: seconds and steps of training, its loss curve, the hypotheses (in the order
+    of `test_groups`) and the seconds decoding took; the weights go to `weights_path(config)`.
+    """
+    import lib
+    from lib.course import checkpoint
+    from lib.data import load_corpus
+    from lib.evaluate import translate_all
+    from lib.joined import joined_train_pairs
+
+    corpus = load_corpus()
+    reference = lib.pretrained(progress=False)
+    model = copy_of(reference, config.attention, config.max_len, config.seed)
+    pairs = joined_train_pairs(corpus.split.train, k_max=config.k_max,
+                               n=max(1, config.steps * config.batch_size), seed=config.seed)
+    start = time.perf_counter()
+    history = finetune(model, config, pairs)
+    seconds = time.perf_counter() - start
+    model.eval()
+    start = time.perf_counter()
+    hypotheses = translate_all(model, [en for en, _, _ in test_groups(config, corpus.split)])
+    decode_seconds = time.perf_counter() - start
+    checkpoint.save(model, weights_path(config), extra={"config": dataclasses.asdict(config)})
+    curve = {"step": history.step, "loss": history.loss} if history else {"step": [],
+                                                                           "loss": []}
+    return {"seconds": seconds, "steps": config.steps, "curve": curve,
+            "hypotheses": hypotheses, "decode_seconds": decode_seconds}
+
+
+def cached_runs(configs: dict) -> dict:
+    """{label: run(config)} for `configs` ({label: FinetuneConfig}), each from the disk when the
+    same config, reference model and code ran before; the missing ones side by side, one
+    thread each (`lib.course.memo.cached_all`). A result whose weights file is gone runs again.
+    """
+    from lib.course import memo
+
+    for config in configs.values():
+        if not weights_path(config).is_file():
+            weights_path(config).with_suffix(".json").unlink(missing_ok=True)
+    keys = {label: _key(c) for label, c in configs.items()}
+    return memo.cached_all("long-inputs", keys, lambda label: run(configs[label]), _modules())
+
+
+def load_copy(config: FinetuneConfig, device=None):
+    """The fine-tuned copy `cached_runs` saved for `config`."""
+    from lib.course import checkpoint
+
+    path = weights_path(config)
+    if not path.is_file():
+        raise FileNotFoundError(f"no fine-tuned copy at {path}: run cached_runs first")
+    return checkpoint.load(path, device=device)
+
+
+def source_length(sentence: str) -> int:
+    """A source's length in the model's tokens (lib.data.tokenize, punctuation included)."""
+    from lib.data import tokenize
+
+    return len(tokenize(sentence))
+
+
+def bucket_label(bucket: tuple) -> str:
+    lo, hi = bucket
+    return f"≥ {lo}" if hi is None else f"{lo}–{hi}"
+
+
+def bucket_of(length: int, buckets=BUCKETS) -> tuple:
+    """The bucket (lo, hi) that holds a source of `length` tokens."""
+    for lo, hi in buckets:
+        if length >= lo and (hi is None or length <= hi):
+            return (lo, hi)
+    raise ValueError(f"no bucket holds length {length}")
+
+
+def bleu_by_bucket(hypotheses: list[str], groups, buckets=BUCKETS) -> list[tuple]:
+    """[(bucket, sentences, corpus BLEU)] of `hypotheses` against each group's references,
+    one corpus BLEU (sacrebleu, all references) per source-length bucket."""
+    from lib.evaluate import sacrebleu_score
+
+    if len(hypotheses) != len(groups):
+        raise ValueError(f"{len(hypotheses)} hypotheses for {len(groups)} groups")
+    rows = []
+    for bucket in buckets:
+        idx = [i for i, (en, _, _) in enumerate(groups)
+               if bucket_of(source_length(en), buckets) == bucket]
+        score = sacrebleu_score([hypotheses[i] for i in idx],
+                                [groups[i][1] for i in idx]).score if idx else float("nan")
+        rows.append((bucket, len(idx), score))
+    return rows
+
+
+@torch.no_grad()
+def step_seconds(model, source_len: int, batch: int = 32, steps: int = 20,
+                 rounds: int = 5) -> float:
+    """Best time in seconds of one decoder step for `batch` sentences of `source_len` tokens.
+
+    The encoder runs once, outside the clock; then `steps` decoder steps are timed, `rounds`
+    times, and the best round divided by `steps` is kept (a busy moment slows a round, never
+    speeds it up).
+    """
+    from lib.data import EOS, SOS
+
+    gen = torch.Generator().manual_seed(source_len)
+    src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)
+    src = src.to(model.device)  # (B, S)
+    lengths = torch.full((batch,), source_len)  # (B,)
+    _, state0, context = model.encode(src, lengths)
+    prev = torch.full((batch,), SOS, device=model.device)  # (B,)
+    best = float("inf")
+    for _ in range(rounds):
+        state = state0
+        if model.device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(steps):
+            logits, state = model.decoder.step(prev, state, context)  # (B, V)
+            prev = logits.argmax(-1).clamp(min=EOS)  # (B,) feed something real
+        if model.device.type == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / steps)
+    return best
+
+
+def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list[str]],
+                     rounds: int = 1000, seed: int = 0) -> tuple[float, float, float]:
+    """Corpus BLEU of a minus that of b on the same sentences, and its 95 % interval.
+
+    Each round draws the sentences with replacement, the same draw for both systems (paired),
+    and recomputes both corpus BLEUs from per-sentence n-gram counts (lib.bleu), so a sentence
+    that is hard for both moves both scores together. Returns (difference, low, high).
+    """
+    import random
+
+    from lib import bleu
+
+    if not len(hyps_a) == len(hyps_b) == len(references) or not references:
+        raise ValueError("need as many hypotheses of each system as references, at least one")
+    stats = [[bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, references)]
+             for hyps in (hyps_a, hyps_b)]
+
+    def score(system: int, idx) -> float:
+        st = stats[system]
+        counts = [sum(st[i].counts[n] for i in idx) for n in range(4)]
+        totals = [sum(st[i].totals[n] for i in idx) for n in range(4)]
+        return bleu.bleu_from_counts(counts, totals, sum(st[i].sys_len for i in idx),
+                                     sum(st[i].ref_len for i in idx)).score
+
+    everything = range(len(references))
+    diff = score(0, everything) - score(1, everything)
+    rng = random.Random(seed)
+    draws = sorted(score(0, idx) - score(1, idx)
+                   for idx in (rng.choices(everything, k=len(references))
+                               for _ in range(rounds)))
+    return diff, draws[int(0.025 * rounds)], draws[int(0.975 * rounds) - 1]
