@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 import torch
-from conftest import assert_rejects
+from conftest import assert_rejects, skeleton
 
 from lib import bleu
 from lib.checks import bleu as checks
@@ -272,3 +272,37 @@ def test_bootstrap_skeleton_and_changed_inputs():
         return bootstrap()(hyps_a, hyps_b, refs, n_samples, seed)
 
     assert_rejects(checks.check_paired_bootstrap(extends_refs), "`refs[0]` in place")
+
+
+# --- corpus brevity penalty ---------------------------------------------------------------------
+
+
+def corpus_bp_ok(hyp_lens, ref_lens):
+    """Independent of lib.bleu: the closest reference (ties to the shorter) and the formula."""
+    c = sum(hyp_lens)
+    r = sum(min(refs, key=lambda x: (abs(x - h), x)) for h, refs in zip(hyp_lens, ref_lens))
+    return 1.0 if c >= r else math.exp(1 - r / c)
+
+
+def test_corpus_bp_accepts_an_independent_reference():
+    assert checks.check_corpus_bp(corpus_bp_ok).ok
+
+
+def _sentence_bps(hyp_lens, ref_lens):
+    return [1.0 if h >= r else math.exp(1 - r / h)
+            for h, r in ((h, min(refs, key=lambda x: (abs(x - h), x)))
+                         for h, refs in zip(hyp_lens, ref_lens))]
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda h, r: sum(_sentence_bps(h, r)) / len(h), "you averaged the sentences' penalties"),
+    (lambda h, r: math.prod(_sentence_bps(h, r)), "you multiplied the sentences' penalties"),
+    (lambda h, r: corpus_bp_ok(h, [[min(x)] for x in r]), "SHORTEST reference"),
+    (lambda h, r: "1.0", "return the penalty as a number"),
+])
+def test_corpus_bp_names_the_typical_mistakes(wrong, words):
+    assert_rejects(checks.check_corpus_bp(wrong), words)
+
+
+def test_corpus_bp_stub_is_not_done():
+    assert not checks.check_corpus_bp(skeleton).done

@@ -417,3 +417,60 @@ def check_paired_bootstrap(fn) -> CheckResult:
                      ("ties win", "unpaired")),
         reproducible,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# corpus_bp(hyp_lens, ref_lens) -> the brevity penalty of a whole test set
+# ---------------------------------------------------------------------------------------------
+
+CORPUS_BP_NAMES = ("hyp_lens", "ref_lens")
+
+
+def corpus_bp_reference(hyp_lens, ref_lens) -> float:
+    """BP of a corpus: the lengths are added over the sentences first (c = sum of hypothesis
+    lengths, r = sum of each sentence's closest reference length), then BP(c, r)."""
+    c = sum(hyp_lens)
+    r = sum(bleu.closest_ref_length(h, refs) for h, refs in zip(hyp_lens, ref_lens))
+    return bleu.brevity_penalty(c, r)
+
+
+def check_corpus_bp(fn) -> CheckResult:
+    """`fn(hyp_lens, ref_lens)` -> the corpus brevity penalty, for hypothesis lengths (N,) and,
+    for each sentence, the lengths of its references."""
+    cases = [
+        ([3, 9], [[5], [7]], "one output 2 shorter, one 2 longer: they cancel"),
+        ([3, 4], [[5, 9], [6]], "every output too short"),
+        ([4, 10, 7], [[5, 12], [6, 11], [4, 8]], "the closest reference is not the shortest"),
+        ([2, 12], [[6], [6]], "a very short and a very long output"),
+    ]
+
+    def sentence_bps(hyps, refs):
+        return [bleu.brevity_penalty(h, bleu.closest_ref_length(h, r)) for h, r in zip(hyps, refs)]
+
+    def case(hyps, refs, note):
+        def check():
+            got = call(fn, list(hyps), [list(r) for r in refs], names=CORPUS_BP_NAMES)
+            if not is_number(got, finite=True):
+                raise Mismatch(f"return the penalty as a number, got {got!r}")
+            want = corpus_bp_reference(hyps, refs)
+            if math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+                return note
+            where = f"hypothesis lengths {hyps}, reference lengths {refs} ({note})"
+            bps = sentence_bps(hyps, refs)
+            if math.isclose(got, sum(bps) / len(bps), rel_tol=1e-9):
+                raise Mismatch(f"{where}: you averaged the sentences' penalties; corpus BLEU "
+                               f"adds the lengths over the whole test set first and computes "
+                               f"one penalty, BP = {want:.4f}, so a long output can make up "
+                               f"for a short one")
+            if math.isclose(got, math.prod(bps), rel_tol=1e-9):
+                raise Mismatch(f"{where}: you multiplied the sentences' penalties; add the "
+                               f"lengths first, then compute one penalty, BP = {want:.4f}")
+            shortest = bleu.brevity_penalty(sum(hyps), sum(min(r) for r in refs))
+            if math.isclose(got, shortest, rel_tol=1e-9) and not math.isclose(shortest, want):
+                raise Mismatch(f"{where}: you used each sentence's SHORTEST reference; use the "
+                               f"one closest in length to that sentence's output, "
+                               f"BP = {want:.4f}")
+            raise Mismatch(f"{where}: got BP = {got:.4f}, expected {want:.4f}")
+        return check
+
+    return run_checks("corpus brevity penalty", *[case(*c) for c in cases])
