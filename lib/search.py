@@ -479,7 +479,8 @@ def _sort_out(raw: torch.Tensor, tok: torch.Tensor, k: int, margin: float,
 
 
 @torch.no_grad()
-def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: int = 5,
+def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor,
+                beam_size: int = DEFAULT_BEAM,
                 max_len: int | None = None, alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
                 trace: bool = False, source_cap: bool = False,
                 margin: float | None = DEFAULT_MARGIN) -> BeamResult:
@@ -575,7 +576,8 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor, beam_size: 
 
 
 @torch.no_grad()
-def beam_search_one(model, src: torch.Tensor, beam_size: int = 5, max_len: int | None = None,
+def beam_search_one(model, src: torch.Tensor, beam_size: int = DEFAULT_BEAM,
+                    max_len: int | None = None,
                     alpha: float | None = DEFAULT_ALPHA, n_best: int = 1,
                     margin: float | None = DEFAULT_MARGIN
                     ) -> list[tuple[list[int], float, float]]:

@@ -26,7 +26,7 @@ def test_the_record_is_for_this_training_version(recorded):
         f"lib.train.TRAINING_VERSION is {train.TRAINING_VERSION} but tests/golden/training.json "
         f"was recorded for {recorded['training_version']}: after bumping the version (and "
         f"retraining: make train), record the new behaviour with "
-        f"`python tests/training_golden.py --record`")
+        f"`python -m tests.training_golden --record`")
     assert recorded["training_torch"] == train.TRAINING_TORCH
 
 
@@ -38,7 +38,7 @@ def test_training_computes_what_was_recorded(recorded):
         f"(TRAINING_VERSION {train.TRAINING_VERSION}); {len(diffs)} differences, first: "
         + "; ".join(diffs[:5]) + ". Bump the training version (lib.train.TRAINING_VERSION) and "
         "retrain (make train), or explain why behaviour is unchanged (in the commit message); "
-        "then re-record: python tests/training_golden.py --record")
+        "then re-record: python -m tests.training_golden --record")
 
 
 def test_the_comparison_sees_a_small_change_and_ignores_rounding(recorded):

@@ -11,8 +11,8 @@ float64 on one thread makes the run the same on every machine up to rounding (~1
 the tolerance, while a change of what training computes (a loss scaled before `backward`, another
 initialisation, another batch order) moves the weights by orders of magnitude more.
 
-    python tests/training_golden.py            # run it, print the comparison
-    python tests/training_golden.py --record   # write tests/golden/training.json anew
+    python -m tests.training_golden            # run it, print the comparison
+    python -m tests.training_golden --record   # write tests/golden/training.json anew
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def compute() -> dict:
 def run() -> dict:
     """`compute` in a fresh process with one thread, whatever this machine or process uses."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, __file__, "--json"], capture_output=True, text=True,
-                          env=env, timeout=600, cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-m", "tests.training_golden", "--json"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=Path(__file__).resolve().parents[1])
     if done.returncode:
         raise RuntimeError(f"the golden training run failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -136,7 +136,6 @@ def main(argv=None) -> None:
     parser.add_argument("--record", action="store_true", help="write tests/golden/training.json")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
     if args.json:
         print(json.dumps(compute()))
         return

@@ -434,9 +434,10 @@ def main(argv=None) -> None:
     print(f"held-out BLEU (greedy, sacrebleu, all references): {extra['test_bleu_greedy']:.2f}")
     if not args.ensure:
         from lib.evaluate import evaluate_bleu
+        from lib.search import DEFAULT_BEAM
 
-        bleu = evaluate_bleu(model, load_corpus(DATA).split.test, beam_size=5)
-        print(f"held-out BLEU (beam 5, sacrebleu, all references): {bleu:.2f}")
+        bleu = evaluate_bleu(model, load_corpus(DATA).split.test, beam_size=DEFAULT_BEAM)
+        print(f"held-out BLEU (beam {DEFAULT_BEAM}, sacrebleu, all references): {bleu:.2f}")
 
 
 if __name__ == "__main__":
