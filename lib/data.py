@@ -137,9 +137,15 @@ class Vocab:
         return ids + [EOS] if eos else ids
 
     def decode(self, ids, strip: bool = True) -> list[str]:
-        """Ids to tokens; with `strip`, stop at <eos> and drop <pad>/<sos>."""
+        """Ids to tokens; with `strip`, stop at <eos> and drop <pad>/<sos>. An id outside the
+        vocabulary is an error: Python would read -1 as the last token."""
+        from numbers import Integral
+
         out = []
         for i in (ids.tolist() if torch.is_tensor(ids) else ids):
+            if isinstance(i, bool) or not isinstance(i, Integral) or not 0 <= i < len(self.itos):
+                raise ValueError(f"token id {i!r} is not in this vocabulary: ids are whole "
+                                 f"numbers from 0 to {len(self.itos) - 1}")
             if strip and i == EOS:
                 break
             if strip and i in (PAD, SOS):
@@ -221,11 +227,13 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
     attribution column, plain or gzipped. `limit` keeps the first pairs only (the course's copy
     holds exactly 76,036; a newer public file's first 76,036 are a different corpus).
     """
+    from lib.validate import is_int
+
+    if limit is not None and (not is_int(limit) or limit < 1):  # True would read one pair
+        raise ValueError(f"limit must be a whole number of pairs >= 1 or None, got {limit!r}")
     path = Path(path) if path is not None else corpus_path()
     if not path.is_file():
         raise CorpusError(f"corpus file {path} does not exist")
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be a positive number of pairs or None, got {limit}")
     pairs = []
     try:
         _read_lines(path, limit, pairs)

@@ -484,6 +484,31 @@ def test_max_order_below_one(bad):
         ngrams(["a"], bad)
 
 
+def test_max_order_is_bounded():
+    """max_order=10**6 ran for over a minute: a clear error instead, at once."""
+    import time
+
+    start = time.monotonic()
+    for bad in (lib.bleu.ORDER_LIMIT + 1, 10**6):
+        with pytest.raises(ValueError, match=rf"max_order must be at most ORDER_LIMIT="
+                                             rf"{lib.bleu.ORDER_LIMIT} \(BLEU uses 4\), got "
+                                             rf"{bad:,}"):
+            corpus_bleu(["a b c"], [["a b c"]], max_order=bad)
+        with pytest.raises(ValueError, match="max_order must be at most"):
+            sentence_bleu("a b c", ["a b c"], max_order=bad)
+    assert time.monotonic() - start < 5
+    assert corpus_bleu(["a b c"], [["a b c"]], max_order=lib.bleu.ORDER_LIMIT).score == 0.0
+
+
+def test_the_docstring_claims_what_is_true():
+    """Equal to sacrebleu within 1e-9, not "to the last bit": the arithmetic's order differs."""
+    hyp, refs = "il fait froid ici", ["il fait très froid ici"]
+    ours, theirs = corpus_bleu([hyp], [refs]).score, sacrebleu.corpus_bleu([hyp], [refs]).score
+    assert ours != theirs and abs(ours - theirs) < 1e-9  # one such case
+    assert "last bit" not in lib.bleu.__doc__.replace("not to the last bit", "")
+    assert "1e-9" in lib.bleu.__doc__
+
+
 def test_bleu_from_counts_needs_matching_orders():
     with pytest.raises(ValueError, match=r"got 2 counts and 4 totals"):
         bleu_from_counts([1, 0], [1, 1, 1, 1], 1, 1)

@@ -563,3 +563,27 @@ def test_the_cached_corpus_is_the_pipeline_s_output_and_follows_its_key(tmp_path
 
     assert n_pairs(grown) == n_pairs(built) + 1
     assert len(list((tmp_path / "results").glob("corpus-*"))) == 3
+
+
+# --- arguments that Python would quietly accept (issue 28) ------------------------------------
+
+
+@pytest.mark.parametrize("limit", [True, False, 1.5, 3.0, "10", 0, -2])
+def test_read_pairs_refuses_a_limit_that_is_not_a_count(tmp_path, limit):
+    """`limit=True` read one pair: a flag is not a count."""
+    path = tmp_path / "pairs.txt"
+    path.write_text("Hi.\tSalut.\nGo.\tVa.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"limit must be a whole number of pairs >= 1 or None, "
+                                         rf"got {limit!r}"):
+        data.read_pairs(path, limit=limit)
+
+
+@pytest.mark.parametrize("ids", [[-1], [5, -3], [99], [2.0], [True], torch.tensor([4, -1])])
+def test_decode_refuses_an_id_outside_the_vocabulary(ids):
+    """-1 used to decode to the last token, as Python's indexing reads it."""
+    vocab = Vocab(list(SPECIALS) + ["chat", "chien"])
+    with pytest.raises(ValueError, match=r"token id .* is not in this vocabulary: ids are whole "
+                                         r"numbers from 0 to 5"):
+        vocab.decode(ids)
+    assert vocab.decode([4, 5, EOS, -1]) == ["chat", "chien"]  # what follows <eos> is not read
+    assert vocab.decode(torch.tensor([SOS, 4, PAD, 5])) == ["chat", "chien"]

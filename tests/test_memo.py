@@ -5,13 +5,21 @@ when the settings, the code or SEQ2SEQ_RECOMPUTE say so; bad input is named."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import types
+from pathlib import Path
 
 import pytest
 
 import lib.data
 import lib.head
 from lib.course import memo
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -195,3 +203,82 @@ def test_a_failing_worker_is_named_and_nothing_of_it_is_kept(cache, compute, lab
 def test_cached_all_refuses_a_bad_worker_count(cache, workers):
     with pytest.raises(ValueError, match="workers"):
         memo.cached_all("run", {1: {"a": 1}, 2: {"a": 2}}, _fails, workers=workers)
+
+
+# --- a damaged result file, and workers whose parent is gone (issue 28) -----------------------
+
+
+@pytest.mark.parametrize("content", [b"", b'{"loss": [1.5', b"\xff\xfe\x00", b"not json"])
+def test_an_empty_or_damaged_result_file_counts_as_missing(cache, content):
+    """It failed every later call with a JSONDecodeError: now it is computed and written again."""
+    compute, calls = counting({"loss": [1.5, 1.25]})
+    path = memo.result_path("run", {"ratio": 0.5})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    assert memo.cached("run", {"ratio": 0.5}, compute) == {"loss": [1.5, 1.25]}
+    assert len(calls) == 1 and json.loads(path.read_text()) == {"loss": [1.5, 1.25]}
+    assert memo.cached("run", {"ratio": 0.5}, compute) == {"loss": [1.5, 1.25]}
+    assert len(calls) == 1
+
+
+def test_cached_all_recomputes_only_the_damaged_result(cache):
+    seen = []
+    keys = {"a": {"n": 1}, "b": {"n": 2}}
+    memo.cached_all("pair", keys, lambda label: seen.append(label) or label * 2, workers=1)
+    memo.result_path("pair", keys["b"]).write_text("")
+    assert memo.cached_all("pair", keys, lambda label: seen.append(label) or label * 3,
+                           workers=1) == {"a": "aa", "b": "bbb"}
+    assert seen == ["a", "b", "b"]
+
+
+_SLEEPY_PARENT = """
+import os, sys, time
+from lib.course import memo
+
+def compute(label):
+    with open(os.path.join(sys.argv[1], f"worker-{label}"), "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(300)
+    return label
+
+memo.cached_all("sleepy", {"a": 1, "b": 2}, compute, workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting for a reaper)."""
+    try:
+        stat = open(f"/proc/{pid}/stat", encoding="utf-8").read()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_forked_workers_die_with_their_parent(cache, tmp_path, how):
+    """A restarted kernel (SIGTERM, then SIGKILL) left its workers training for no one."""
+    env = {**os.environ, "SEQ2SEQ_CACHE": str(cache)}
+    parent = subprocess.Popen([sys.executable, "-c", _SLEEPY_PARENT, str(tmp_path)], cwd=ROOT,
+                              env=env, stderr=subprocess.DEVNULL)
+    files = [tmp_path / "worker-a", tmp_path / "worker-b"]
+    workers = []
+    try:
+        deadline = time.monotonic() + 240  # importing torch on a busy machine is slow
+        while not all(f.is_file() and f.read_text() for f in files):
+            assert parent.poll() is None and time.monotonic() < deadline, "no workers started"
+            time.sleep(0.1)
+        workers = [int(f.read_text()) for f in files]
+        assert all(_alive(pid) for pid in workers)
+        parent.send_signal(how)
+        parent.wait(30)
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

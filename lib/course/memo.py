@@ -11,12 +11,15 @@ The key is the settings (`key`, any JSON value), the code of `modules` (without 
 docstrings, which do not change what it computes) and the torch version: change any of them and
 the computation runs again. Results are JSON, stored in
 `lib.course.download.cache_dir()/results/`; delete that folder, or set SEQ2SEQ_RECOMPUTE=1, to
-recompute everything.
+recompute everything. A result file that cannot be read as JSON (empty, cut short, damaged) counts
+as missing: it is computed and written again.
 
 `cached_all` does the same for several settings of one computation (three ratios, two wirings):
 the missing ones run side by side in worker processes, one thread each, so that a fresh runtime
 with two cores trains two small models in the time of one. Each run is seeded and runs on one
 thread either way, so its numbers do not depend on whether it ran alone or beside another.
+A worker dies with the process that forked it (a restarted kernel, SIGTERM or SIGKILL): it is
+never left computing for no one.
 """
 
 from __future__ import annotations
@@ -97,14 +100,28 @@ def cached_all(name: str, keys: dict, compute: Callable[[object], object], modul
     """
     paths = {label: result_path(name, key, modules) for label, key in keys.items()}
     fresh = not os.environ.get("SEQ2SEQ_RECOMPUTE")
-    missing = [label for label, path in paths.items() if not (fresh and path.is_file())]
+    found = {label: _read(path) for label, path in paths.items()} if fresh else {}
+    missing = [label for label in paths if found.get(label, _MISSING) is _MISSING]
     if workers is None:
         workers = max(1, len(missing)) if (os.cpu_count() or 1) > 1 else 1
     texts = _side_by_side(name, missing, compute, workers)
     for label, text in zip(missing, texts):
         _store(paths[label], text)
-    # read back from the disk: a fresh result is the same value as a cache hit (tuples -> lists)
-    return {label: json.loads(path.read_text(encoding="utf-8")) for label, path in paths.items()}
+        found[label] = json.loads(text)  # the value a later cache hit reads (tuples -> lists)
+    return {label: found[label] for label in paths}
+
+
+_MISSING = object()
+
+
+def _read(path: Path):
+    """The result stored at `path`, or _MISSING: no file, or one that is not JSON (empty or
+    cut short by a full disk or a crash of another writer), which is then computed again
+    instead of failing every later call."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: JSONDecodeError and UnicodeDecodeError
+        return _MISSING
 
 
 def _json(value) -> str:
@@ -129,7 +146,8 @@ def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
             while pending and len(running) < workers:
                 label = pending.pop(0)
                 receive, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(compute, label, send), daemon=True)
+                proc = ctx.Process(target=_worker, args=(compute, label, send, os.getpid()),
+                                   daemon=True)
                 proc.start()
                 send.close()
                 running.append((label, proc, receive))
@@ -149,9 +167,26 @@ def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
     return [texts[label] for label in labels]
 
 
-def _worker(compute, label, send) -> None:
+def _die_with(parent: int) -> None:
+    """Have Linux kill this process when its parent dies (prctl PR_SET_PDEATHSIG, SIGKILL): a
+    parent killed by SIGTERM or SIGKILL runs no cleanup, and `daemon=True` alone would leave
+    the worker computing. A parent gone already (before the prctl) means exit now."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: only the check below
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _worker(compute, label, send, parent: int) -> None:
     import torch
 
+    _die_with(parent)
     torch.set_num_threads(1)  # one thread per worker: workers share the machine
     try:
         send.send((True, _json(compute(label))))
