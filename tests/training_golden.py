@@ -101,7 +101,8 @@ def run() -> dict:
     """`compute` in a fresh process with one thread, whatever this machine or process uses."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-m", "tests.training_golden", "--json"],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=Path(__file__).resolve().parents[1])
+                          capture_output=True, text=True, env=env, timeout=600,
+                          cwd=Path(__file__).resolve().parents[1])
     if done.returncode:
         raise RuntimeError(f"the golden training run failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
