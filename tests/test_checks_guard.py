@@ -1,10 +1,11 @@
-"""lib.checks.call: every checker runs the learner's function through it, so these tests pin
+"""lib.checks.harness.call: every checker runs the learner's function through it, so these tests pin
 down the two promises it makes to every exercise: an argument changed in place is named, and
 a function that never returns is stopped within the time limit with a kind message."""
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -13,10 +14,11 @@ import pytest
 import torch
 from conftest import assert_rejects
 
-import lib.checks
-from lib.checks import Mismatch, call, run_checks
+import lib.checks.harness
+from lib import toy
 from lib.checks import decoder as decoder_checks
 from lib.checks import search as search_checks
+from lib.checks.harness import Mismatch, call, run_checks
 from lib.data import EOS, SOS
 from lib.search import log_probs
 
@@ -24,7 +26,7 @@ from lib.search import log_probs
 @pytest.fixture
 def one_second(monkeypatch):
     """Every checker's time limit lowered to 1 s, so that a runaway test ends quickly."""
-    monkeypatch.setattr(lib.checks, "TIME_LIMIT", 1.0)
+    monkeypatch.setattr(lib.checks.harness, "TIME_LIMIT", 1.0)
 
 
 def mismatch(fn, *args, **kwargs) -> str:
@@ -236,3 +238,219 @@ def test_off_the_main_thread_results_errors_and_changes_still_come_back():
     thread.join(20)
     assert out == {"value": 2, "changed": out["changed"], "error": True}
     assert "`x` in place" in out["changed"]
+
+
+# --- a function that fights the time limit (#28 §5) ----------------------------------------
+
+
+def swallow_with_bare_except(*args):
+    while True:
+        try:
+            time.sleep(0.05)
+        except:  # noqa: E722 (the learner's bare except, which caught the stop before)
+            pass
+
+
+def swallow_around_torch(*args):
+    x = torch.zeros(3)
+    while True:
+        try:
+            x = (x + 1).tanh()
+        except BaseException:
+            continue
+
+
+def switch_the_alarm_off(*args):
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    while True:
+        pass
+
+
+def ignore_the_alarm(*args):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    while True:
+        time.sleep(0.05)
+
+
+def alarm_zero_then_swallow(*args):
+    signal.alarm(0)
+    while True:
+        try:
+            sum(range(1000))
+        except:  # noqa: E722
+            pass
+
+
+@pytest.mark.parametrize("runaway", [swallow_with_bare_except, swallow_around_torch,
+                                     switch_the_alarm_off, ignore_the_alarm,
+                                     alarm_zero_then_swallow])
+def test_a_function_that_swallows_or_disarms_the_stop_is_still_stopped(one_second, runaway):
+    before = signal.getsignal(signal.SIGALRM)
+    start = time.monotonic()
+    result = search_checks.check_beam_step(runaway)
+    assert time.monotonic() - start < 15
+    assert_rejects(result, "took longer than 1 second", "was stopped")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before  # a handler the function set is undone
+    assert sys.gettrace() is None or "coverage" in type(sys.gettrace()).__module__
+
+
+def test_a_stopped_function_still_runs_its_finally_and_with_exits():
+    """Only `except` clauses are denied the stop: cleanup code runs, so the model comes back
+    in its own mode and gradient tracking is on again."""
+    from lib.widgets.runtime import evaluating
+
+    model = torch.nn.Linear(2, 2).train()
+    cleaned = []
+
+    def runaway(model):
+        with evaluating(model):  # eval mode and no_grad inside, undone by its `finally`
+            try:
+                while True:
+                    try:
+                        time.sleep(0.05)
+                    except:  # noqa: E722
+                        pass
+            finally:
+                cleaned.append(True)
+
+    assert "was stopped" in mismatch(runaway, model, limit=0.5)
+    assert cleaned == [True] and model.training and torch.is_grad_enabled()
+
+
+def test_the_time_limit_is_whole_not_per_alarm():
+    """A function that finishes after its time ran out, having swallowed the stop, is reported
+    as too slow: its late answer is not taken."""
+    def late(x):
+        try:
+            time.sleep(5)
+        except BaseException:
+            pass
+        return x
+
+    assert "took longer than 0.5 seconds" in mismatch(late, 1, limit=0.5)
+
+
+# --- sys.exit, replaced library functions, gradient mode ------------------------------------
+
+
+@pytest.mark.parametrize("leave, words", [
+    (lambda x: sys.exit(), "called sys.exit()"),
+    (lambda x: sys.exit(3), "called sys.exit(3)"),
+    (lambda x: exit("bye"), "called sys.exit('bye')"),
+])
+def test_sys_exit_is_reported_as_the_learners_exit(leave, words):
+    result = run_checks("demo", lambda: call(leave, 1))
+    assert_rejects(result, words, "return a value instead")
+
+
+def test_a_replaced_library_function_is_put_back_and_named():
+    equal, argmax = torch.equal, torch.Tensor.argmax
+
+    def cheat(x):
+        torch.equal = lambda a, b: True
+        torch.Tensor.argmax = lambda self, *a, **k: 0
+        return x
+
+    message = mismatch(cheat, torch.zeros(2))
+    assert "`torch.equal`" in message and "`torch.Tensor.argmax`" in message
+    assert "has been put back" in message
+    assert torch.equal is equal and torch.Tensor.argmax is argmax
+    assert "argmax" not in vars(torch.Tensor)
+    assert "`h` in place" in mismatch(lambda h: h.add_(1), torch.zeros(2))  # the check works
+
+
+def test_a_replaced_course_function_is_put_back():
+    import lib.search
+
+    greedy = lib.search.greedy
+
+    def patch(x):
+        lib.search.greedy = None
+
+    assert "`lib.search.greedy`" in mismatch(patch, 1)
+    assert lib.search.greedy is greedy
+
+
+@pytest.mark.parametrize("state", [False, True])
+def test_gradient_mode_left_switched_is_put_back(state):
+    with torch.set_grad_enabled(state):
+        message = mismatch(lambda x: torch.set_grad_enabled(not state), 1)
+        assert torch.is_grad_enabled() is state
+    assert f"switched gradient tracking {'on' if not state else 'off'}" in message
+
+
+def test_new_names_and_lazily_imported_submodules_are_not_changes():
+    def harmless(x):
+        import torch.utils.data  # noqa: F401 (a submodule imported on first use)
+
+        return x
+
+    assert call(harmless, 1) == 1
+
+
+# --- a model's attributes and submodules ----------------------------------------------------
+
+
+def tiny_seq2seq():
+    return toy.tiny_model(0).eval()
+
+
+def test_a_flipped_model_attribute_is_a_change_of_an_input():
+    model = tiny_seq2seq()
+    assert model.decoder.feed_context is True
+
+    def flip(model):
+        model.decoder.feed_context = False
+
+    message = mismatch(flip, model)
+    assert "changed `model.decoder.feed_context` from True to False" in message
+
+
+def test_a_submodule_left_in_training_mode_is_caught():
+    model = tiny_seq2seq()
+    message = mismatch(lambda model: model.decoder.train(), model)
+    assert "switched `model.decoder` to training mode (model.decoder.train())" in message
+    model = tiny_seq2seq()
+    assert "`model.encoder.dropout` to training mode" in mismatch(
+        lambda model: model.encoder.dropout.train(), model)
+
+
+def test_a_replaced_submodule_or_added_attribute_is_caught():
+    model = tiny_seq2seq()
+    assert "replaced or removed the submodule `model.decoder.head`" in mismatch(
+        lambda model: setattr(model.decoder, "head", torch.nn.Identity()), model)
+    model = tiny_seq2seq()
+    assert "added `model.cache`" in mismatch(lambda model: setattr(model, "cache", 1), model)
+
+
+def test_using_a_model_is_not_a_change():
+    model = tiny_seq2seq()
+
+    def translate(model):
+        model.train()  # switched, then put back: the model is as it was
+        model.eval()
+        with torch.no_grad():
+            return model.encode(torch.tensor([[4, 5]]), torch.tensor([2]))[1]
+
+    call(translate, model)
+
+
+# --- whose error it is ----------------------------------------------------------------------
+
+
+def test_only_the_learners_exceptions_are_blamed_on_the_learner():
+    learner = run_checks("demo", lambda: call(lambda x: 1 / x, 0))
+    assert "your function raised ZeroDivisionError" in str(learner)
+
+    def checker_trips():
+        call(lambda: [1, 2])
+        return 1 / 0  # the check's own code fails, not the learner's function
+
+    own = run_checks("demo", checker_trips)
+    assert_rejects(own, "could not be checked", "ZeroDivisionError")
+    assert "your function raised" not in str(own)
+
+
+def test_something_else_than_a_function_is_refused_kindly():
+    assert "pass your function itself" in mismatch(42)

@@ -296,6 +296,20 @@ def test_schedule_names_typical_mistakes(fn, k, words):
     assert_rejects(checks.check_schedule(fn, k, 240), words)
 
 
+def test_schedule_blames_a_small_k_not_the_checkers_arithmetic():
+    """k = 1 over 2000 steps puts exp(1000) in the checker's own formula: the answer is that k
+    is too small, not that the learner's function raised OverflowError (#28 §5)."""
+    result = checks.check_schedule(inverse_sigmoid, 1, 2000)
+    assert_rejects(result, "try a larger k")
+    assert "raised" not in str(result)
+
+
+@pytest.mark.parametrize("steps", [None, "240", 240.0, True, 1, -5])
+def test_schedule_refuses_its_own_bad_arguments_before_checking(steps):
+    with pytest.raises(ValueError, match="check_schedule: steps is the number of training"):
+        checks.check_schedule(inverse_sigmoid, 30.0, steps)
+
+
 # --- error_after_error --------------------------------------------------------------------------
 
 

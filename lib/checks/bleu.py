@@ -9,7 +9,7 @@
 * `check_paired_bootstrap(fn)`: `fn(hyps_a, hyps_b, refs, n_samples, seed)` -> the share of
   paired resamples (with replacement) of the test set in which A's corpus BLEU beats B's.
 
-Each returns a `lib.checks.CheckResult` that says in words what is wrong.
+Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import random
 from collections import Counter
 
 from lib import bleu
-from lib.checks import CheckResult, Mismatch, call, run_checks
+from lib.checks.harness import CheckResult, Mismatch, call, run_checks
 from lib.validate import is_int, is_number
 
 # The clipping exercise: a stuttering output against two references. The typical mistakes give

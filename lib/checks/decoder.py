@@ -19,7 +19,7 @@ import math
 import torch
 
 from lib import toy
-from lib.checks import (
+from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
     Mismatch,

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from lib.checks import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
+from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.gru import GRU, to_torch
 
 # ---------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from lib.checks import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.checks.decoder import tiny_model
+from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS
 from lib.head import masked_cross_entropy
 from lib.search import greedy, sequence_log_prob

@@ -14,7 +14,7 @@
   `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against `beam_search_reference`
   and, when k keeps every hypothesis, exhaustive search.
 
-Each returns a `lib.checks.CheckResult` that says in words what is wrong.
+Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import math
 import torch
 
 from lib import toy
-from lib.checks import (
+from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
     Mismatch,

@@ -21,10 +21,11 @@ import math
 import torch
 
 from lib import toy
-from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
+from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, collate, pad
 from lib.head import masked_cross_entropy
 from lib.train import batch_loss
+from lib.validate import is_int
 
 # ---------------------------------------------------------------------------------------------
 # make_decoder_io(targets: list[list[int]]) -> (tgt_in (B, T), tgt_out (B, T))
@@ -282,8 +283,11 @@ def check_exposure_gap(fn) -> CheckResult:
 
 
 def _inverse_sigmoid(step: float, k: float) -> float:
-    """Bengio et al.'s inverse-sigmoid schedule: k / (k + exp(step / k))."""
-    return k / (k + math.exp(step / k))
+    """Bengio et al.'s inverse-sigmoid schedule: k / (k + exp(step / k)), written as the
+    logistic function of z = step / k - ln k so that no exp overflows (step / k = 1000 is
+    a ratio of 0, not an OverflowError)."""
+    z = step / k - math.log(k)
+    return 1 / (1 + math.exp(z)) if z <= 0 else math.exp(-z) / (1 + math.exp(-z))
 
 
 def _schedule_formula(fn) -> str:
@@ -328,7 +332,13 @@ def _schedule_k(k, steps: int) -> str:
 
 
 def check_schedule(fn, k, steps: int) -> CheckResult:
-    """`fn(step, k)` is the inverse-sigmoid schedule and `k` gives ratio 0.5 at steps / 2."""
+    """`fn(step, k)` is the inverse-sigmoid schedule and `k` gives ratio 0.5 at steps / 2.
+
+    `steps`, the run's length, is the checker's own argument: a bad one raises here, before
+    anything is blamed on the learner's `fn` or `k`."""
+    if not is_int(steps) or steps < 2:
+        raise ValueError(f"check_schedule: steps is the number of training steps, a whole "
+                         f"number of at least 2, got {steps!r}")
     return run_checks("a scheduled-sampling schedule",
                       lambda: _schedule_formula(fn), lambda: _schedule_k(k, steps))
 

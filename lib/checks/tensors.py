@@ -17,7 +17,7 @@ import random
 
 import torch
 
-from lib.checks import CheckResult, Mismatch, call, expect_shape, run_checks
+from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK, Vocab, pad
 
 # ---------------------------------------------------------------------------------------------

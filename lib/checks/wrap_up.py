@@ -13,7 +13,7 @@ best instead of worst) and names them when the learner's answer matches one.
 from __future__ import annotations
 
 from lib.bleu import sentence_bleu
-from lib.checks import CheckResult, Mismatch, call, run_checks
+from lib.checks.harness import CheckResult, Mismatch, call, run_checks
 from lib.data import tokenize
 from lib.evaluate import sacrebleu_score
 from lib.validate import is_int
