@@ -127,23 +127,43 @@ def test_views_are_self_contained(views, name, tmp_path):
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+def script_data(html: str) -> str:
+    return re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', html,
+                     re.S).group(1)
+
+
 def markup(view) -> str:
     """The view's own markup in its fragment: after its style, before its data and script."""
     return view.to_html().split("</style>", 1)[1].split("<script", 1)[0]
 
 
-def test_without_javascript_each_view_shows_its_result(views):
-    """Python-drawn views are the drawing itself; a JS-drawn view (render.py's docstring) says
-    its result in its <noscript> text, and carries no markup of its own drawing."""
-    beam = views["beam"]
-    html = markup(beam)
-    assert 'class="node' not in html and "<svg" not in html  # drawn by static/beam.js
-    noscript = re.search(r"<noscript>(.*?)</noscript>", html, re.S).group(1)
-    assert f"«{beam.trace.translation}»".replace("'", "&#x27;") in noscript
-    hidden = markup(views["hidden"])
-    assert "s2s-heat" not in hidden and "data:image/png" not in hidden
-    assert hidden.count('class="mp"') == len(SENTENCES)  # the context map is drawn in Python
-    assert f"<b>{views['bleu'].trace.result['score']:.2f}</b>" in views["bleu"].to_html()
+def noscript(view) -> str:
+    return re.search(r"<noscript>(.*?)</noscript>", markup(view), re.S).group(1)
+
+
+@pytest.mark.parametrize("name", ["hidden", "map", "beam", "stepper", "bleu", "bleu-corpus"])
+def test_python_draws_nothing_and_says_the_result_without_javascript(views, name):
+    """One drawing per picture (render.py's docstring): JavaScript draws every view from its
+    data, so the fragment carries no markup of the drawing, only a <noscript> text saying the
+    view's result."""
+    html = markup(views[name])
+    drawn = re.findall(r'<svg|<circle|class="(?:node|mp|tk|s2s-step|s2s-heat|s2s-chip)\b', html)
+    assert not drawn, f"{name}: drawn in Python too: {drawn}"
+    trace = views[name].trace
+    result = {"hidden": lambda: f"«{trace.translation}»", "beam": lambda: f"«{trace.translation}»",
+              "stepper": lambda: f"«{trace.translation}»",
+              "map": lambda: f"{len(trace.sentences)} sentences",
+              "bleu": lambda: f"{trace.result['score']:.2f}",
+              "bleu-corpus": lambda: f"{trace.result['score']:.2f}"}[name]()
+    assert result.replace("'", "&#x27;") in noscript(views[name])
+
+
+def test_no_python_module_draws_a_picture():
+    """The widgets' drawings live in static/*.js only: no SVG or view markup in Python."""
+    for path in sorted(WIDGETS.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        found = re.findall(r"<(?:svg|circle|rect|line|path|table|button)\b", source)
+        assert not found, f"{path.name} writes markup of a drawing: {found}"
 
 
 def test_importing_widgets_imports_no_ipywidgets():
@@ -360,11 +380,30 @@ def test_stepper_forces_the_prefix_then_continues_greedily(model):
     assert trace.greedy == plain.output
 
 
+def test_stepper_writes_sentences_as_translate_does(model):
+    """Detokenised like `Seq2Seq.translate` (lib.data.detokenize): «J'ai froid.», not
+    «J' ai froid .» (#28 §6)."""
+    from lib.data import detokenize
+    from lib.widgets.stepper import stepper_data
+
+    for sentence, prefix in (("I am cold.", "J'ai"), ("Are you tired?", "Es-tu"),
+                             ("I am cold.", "")):
+        data = decoder_stepper(model, sentence, prefix=prefix).data
+        trace = capture_steps(model, sentence, prefix)
+        assert data["prefix"] == detokenize(tokenize(prefix))
+        assert data["greedy"] == model.translate([sentence])[0]
+        assert data["translation"] == trace.translation == detokenize(
+            [t for t in trace.output if t != "<eos>"])
+        assert data == stepper_data(trace)
+    assert decoder_stepper(model, "I am cold.", prefix="J'ai").data["prefix"] == "J'ai"
+
+
 def test_stepper_reports_unknown_prefix_words_and_a_prefix_too_long(model):
     trace = capture_steps(model, "I am cold.", "Je zorglub")
     assert trace.prefix_unknown == ["Je", "zorglub"]  # the tiny vocabulary has no "Je"
     assert trace.prefix == ["<unk>", "<unk>"]
-    assert "zorglub" in decoder_stepper(model, "I am cold.", "Je zorglub").to_html()
+    assert decoder_stepper(model, "I am cold.", "Je zorglub").data["prefix_unknown"] == [
+        "Je", "zorglub"]
     with pytest.raises(ValueError, match="max_len"):
         capture_steps(model, "I am cold.", "a " * 20)
 
@@ -387,6 +426,33 @@ def test_context_map_places_sentences_and_finds_neighbours(model):
         sim[i, i] = -2
         assert nn_ids == sim[i].topk(3).indices.tolist()
     assert len(set(cmap.groups)) > 1
+
+
+def test_map_data_is_the_map_and_places_marked_sentences_with_its_pca(model):
+    """What static/map.js draws: each sentence's point, group and neighbours, and a marked
+    sentence placed by the map's own PCA; the hidden-state explorer marks its sentence."""
+    from lib.widgets.map_view import map_data
+    from lib.widgets.trace import encode_contexts
+
+    cmap = capture_contexts(model, SENTENCES)
+    view = context_map(model, SENTENCES, highlight=["I am cold.", "We won!"])
+    data = view.data["map"]
+    assert {**data, "marks": []} == map_data(cmap, standalone=True)
+    assert data["sentences"] == SENTENCES and data["nn"] == cmap.neighbours
+    torch.testing.assert_close(torch.tensor(data["xy"]), torch.tensor(cmap.points), rtol=1e-3,
+                               atol=1e-6)
+    assert data["groups"][-1:] == ["other"] or "other" not in data["groups"]
+    assert [data["groups"][g] for g in data["group"]] == cmap.groups
+    placed = cmap.pca().project(encode_contexts(model, ["I am cold.", "We won!"]))
+    assert [m["label"] for m in data["marks"]] == ["«I am cold.»", "«We won!»"]
+    torch.testing.assert_close(torch.tensor([m["xy"] for m in data["marks"]]), placed.float(),
+                               rtol=1e-3, atol=1e-6)
+    hidden = hidden_state_explorer(model, "I am cold.", cmap=cmap).data["map"]
+    assert hidden["marks"][0]["label"] == "«I am cold.»" and not hidden["standalone"]
+    assert hidden["marks"][0]["xy"] == pytest.approx(placed[0].tolist(), rel=1e-3, abs=1e-6)
+    assert hidden_state_explorer(model, "I am cold.").data["map"] is None
+    plain = context_map(model, SENTENCES, color_by="").data["map"]
+    assert plain["groups"] == [] and set(plain["group"]) == {0}
 
 
 @pytest.mark.parametrize("cls, make", [
@@ -422,14 +488,17 @@ def test_views_draw_from_the_trace_alone(model):
     lambda m: bleu_explorer("", ["Le chat."]),
 ])
 def test_small_cases_draw(make):
+    """Their data is complete (static/*.js draws them: tests/test_widgets_browser.py)."""
     view = make(make_model(layers=1).eval())
-    html = view.to_html()
-    assert "<svg" in html or "s2s-bleu" in html or "s2s-step" in html or \
-        view.kind in ("hidden", "beam")  # drawn by JavaScript: tests/test_widgets_browser.py
+    json.loads(script_data(view.to_html()))
     if view.kind == "hidden":
         assert len(view.data["trajectories"][0]["xy"]) == view.data["S"] + view.data["T"]
     if view.kind == "beam":
         assert view.data["nodes"][0]["parent"] is None and view.data["greedy"]
+    if view.kind == "stepper":
+        assert view.data["T"] == len(view.data["steps"]) >= 1
+    if view.kind == "map":
+        assert len(view.data["map"]["xy"]) == 2
 
 
 def test_bad_arguments_are_refused_with_clear_errors(model):
@@ -460,7 +529,7 @@ def test_context_map_layers_count_from_one(model):
         assert cmap.layer == (layer or 2)
         projected = cmap.pca().project(expected)  # (N, 2)
         torch.testing.assert_close(projected, torch.tensor(cmap.points, dtype=torch.float64))
-    assert "final state of layer 1" in context_map(model, SENTENCES, layer=1).to_html()
+    assert context_map(model, SENTENCES, layer=1).data["map"]["layer"] == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,8 +579,7 @@ def test_bleu_view_highlights_clipped_and_matched_tokens():
     marks = view.trace.marks[0]["hyp"]
     assert marks[0] == ["m", "x", "x", "m"]  # "le" credited once (its clip limit), "chat" once
     assert marks[1] == ["", "", "m", "m"]  # the bigram "le chat"
-    html = view.to_html()
-    assert html.count('data-n1="x"') == 2 and f"<b>{view.trace.result['score']:.2f}</b>" in html
+    assert view.data["marks"] == view.trace.marks and "references" not in view.data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,29 +628,31 @@ def test_live_beam_redraws_on_every_control(model):
 
 
 def test_live_hidden_redraws_and_keeps_the_map(model):
+    """One set of controls for encoder/decoder and the layer: the view's own buttons (every
+    layer is in the view), not ipywidgets that disagree with them (#28 §6)."""
     box = live_hidden(model, "I am cold.", map_sentences=SENTENCES)
     live = box.live
-    assert "Where 10 sentences land" in shown(box)
+    assert list(live.controls) == ["sentence"]
+    assert live.view.data["map"]["sentences"] == SENTENCES
     live.controls["sentence"].value = "Tom is my friend."
     assert "Tom is my friend." in shown(box)
     assert live.view.trace.source == tokenize("Tom is my friend.")
-    live.controls["layer"].value = 1
-    assert live.view.data["layer"] == 1 and '"layer":1' in shown(box)
-    live.controls["mode"].value = "dec"
-    assert '"mode":"dec"' in shown(box)
+    assert live.view.data["map"]["sentences"] == SENTENCES
+    assert live.view.data["map"]["marks"][0]["label"] == "«Tom is my friend.»"
+    assert set(live.view.data["panels"]) == {"enc1", "dec1", "enc2", "dec2"}
 
 
 def test_live_stepper_and_bleu_redraw(model):
     box = live_stepper(model, "I am cold.")
-    box.live.controls["prefix"].value = "Tu es"
-    assert "Forced prefix «Tu es»" in shown(box)
+    box.live.controls["prefix"].value = "J'ai"
+    assert box.live.view.data["prefix"] == "J'ai"
     box.live.controls["top_k"].value = 3
     assert all(len(s["top"]) == 3 for s in box.live.view.trace.steps)
 
     box = live_bleu("Le chat.", ["Le chat est là."])
     score = bleu.sentence_bleu("Le chat est là.", ["Le chat est là."]).score
     box.live.controls["hypothesis"].value = "Le chat est là."
-    assert f"<b>{score:.2f}</b>" in shown(box)
+    assert box.live.view.data["result"]["score"] == score and f"{score:.2f}" in shown(box)
     box.live.controls["references"].value = "\n"
     assert box.live.error is not None
 

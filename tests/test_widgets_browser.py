@@ -26,7 +26,6 @@ from lib.widgets import (
     decoder_stepper,
     hidden_state_explorer,
 )
-from lib.widgets.render import short
 
 pytestmark = pytest.mark.browser
 
@@ -73,6 +72,11 @@ def visit(browser, url: str, javascript: bool = True):  # noqa: F811 - `browser`
     page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
     page.goto(url, wait_until="load")
     return page, context, {"external": [], "console": [], "failed": []}
+
+
+def short(token: str, width: int = 14) -> str:
+    """A token label as static/common.js's S2S.short cuts it (14 characters by default)."""
+    return token if len(token) <= width else token[:width - 1] + "…"
 
 
 def set_range(page, selector: str, value: int) -> None:
@@ -288,6 +292,14 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
         page.click('.s2s-chip[data-step="3"]')
         assert page.locator(".s2s-step:not([hidden])").get_attribute("data-step") == "3"
         assert page.locator('.s2s-chip[aria-pressed="true"]').get_attribute("data-step") == "3"
+        # drawn by static/stepper.js from the steps: a chip and a step of bars per token
+        trace = views["stepper"].trace
+        chips = page.eval_on_selector_all(".s2s-chip[data-step]",
+                                          "els => els.map(e => e.firstChild.textContent)")
+        assert chips == [short(t) for t in trace.output]
+        assert page.locator(".s2s-step").count() == len(trace.steps)
+        summary = page.inner_text(".s2s-summary")
+        assert "Forced prefix «Tu es»" in summary and f"«{trace.translation}»" in summary
         check_clean(problems)
     finally:
         context.close()
@@ -304,10 +316,84 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
         assert page.evaluate(green, '.tk[data-n1="m"]:not([data-n2])') == "rgba(0, 0, 0, 0)"
         assert page.evaluate(green, '.tk[data-n2="m"]') != "rgba(0, 0, 0, 0)"
         assert shown(page, ".ngr") == 1
+        trace = views["bleu"].trace
+        assert page.inner_text(".s2s-score b") == f"{trace.result['score']:.2f}"
+        assert page.locator(".s2s-sent .tk").count() == len(trace.hyp_tokens[0]) + sum(
+            len(r) for r in trace.ref_tokens[0])
         shoot(page, "bleu-bigrams")
         check_clean(problems)
     finally:
         context.close()
+
+
+def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):  # noqa: F811
+    """An 8-step tree (780 SVG units) in a 1000 px output area is whole at first sight: the
+    beam view is not held to the 720 px of the other views (#28 §6). Its scroller takes
+    keyboard focus, for the trees wider still."""
+    from lib import toy
+
+    model = toy.tiny_model(0, eos_bias=-20.0)  # never ends: the search runs to the cap
+    view = beam_explorer(model, "en1 en2 en3", beam_size=2, max_len=8)
+    assert max(n["step"] for n in view.data["nodes"]) == 8
+    view.save_html(tmp_path / "beam8.html")
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = visit(browser, url + "beam8.html")
+        try:
+            page.set_viewport_size({"width": 1032, "height": 900})  # a 1000 px output area
+            page.evaluate("() => { document.body.style.width = '1000px'; }")
+            cut = page.evaluate("""() => {
+                const s = document.querySelector('.s2s-scroll');
+                return s.scrollWidth - s.clientWidth; }""")
+            assert cut <= 0, f"the tree is cut by {cut}px"
+            assert page.locator(".s2s-scroll").get_attribute("tabindex") == "0"
+            text = page.evaluate(
+                "() => document.querySelector('.s2sw-beam .s2s-sub').getBoundingClientRect().width")
+            assert text <= 700, "the view's text keeps a readable line length"
+            check_clean(problems)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_trajectory_labels_do_not_overlap(browser, tmp_path):  # noqa: F811
+    """Points that land close together (here four states a hair apart) keep their labels
+    apart: each label takes a free spot beside its point, or is shown only while its step is
+    the current one (#28 §6)."""
+    from lib.widgets.hidden import HiddenView
+    from lib.widgets.trace import HiddenTrace
+
+    near = [[0.5, 0.1, -0.2, 0.0], [0.51, 0.1, -0.2, 0.0], [0.52, 0.11, -0.2, 0.0],
+            [0.5, 0.12, -0.21, 0.0], [0.53, 0.1, -0.19, 0.01], [-0.6, 0.4, 0.3, -0.5]]
+    trace = HiddenTrace("one two three four five six", ["one", "two", "three", "four", "five",
+                                                      "six"], [False] * 6,
+                        ["un", "deux", "<eos>"], [near],
+                        [[[-0.5, 0.4, 0.3, -0.5], [-0.52, 0.41, 0.3, -0.5], [0.0, 0.9, 0.9, 0.9]]])
+    HiddenView(trace, units=None).save_html(tmp_path / "crowded.html")
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = visit(browser, url + "crowded.html")
+        try:
+            boxes = page.evaluate("""() => [...document.querySelectorAll('.s2s-traj .pl')]
+                .filter(e => getComputedStyle(e).visibility === 'visible')
+                .map(e => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width,
+                                                           b.y + b.height]; })""")
+            assert len(boxes) >= 4
+            for i, a in enumerate(boxes):
+                for b in boxes[i + 1:]:
+                    assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), \
+                        f"labels overlap: {a} {b}"
+            set_range(page, '[data-slider="t"]', 2)  # a crowded label shows at its own step
+            now = page.locator('.s2s-traj .pl[data-t="2"]')
+            assert now.evaluate("e => getComputedStyle(e).visibility") == "visible"
+            check_clean(problems)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("name", ["hidden", "beam"])
@@ -341,15 +427,16 @@ def test_views_make_sense_without_javascript(browser, site, views, name):  # noq
     try:
         assert page.locator(".s2sw.js").count() == 0
         assert shown(page, ".s2s-js") == 0, "controls that need JavaScript are hidden"
-        if name == "beam":  # drawn by JavaScript: its result in words
-            assert shown(page, ".s2s-tree") == 0
-            assert f"«{views['beam'].trace.translation}»" in page.inner_text("body")
-        if name == "hidden":  # drawn by JavaScript, but for the context map (drawn in Python)
-            assert shown(page, ".s2s-heat") == 0
-            assert shown(page, ".s2s-map .mp") == len(views["hidden"].data["map"])
-        if name == "stepper":
-            assert shown(page, ".s2s-step") == len(views["stepper"].trace.steps)
-        assert "JavaScript is off" in page.inner_text("body")
+        # every view is drawn by JavaScript: without it, its result in words
+        assert shown(page, "svg, .s2s-step, .s2s-sent, .s2s-chip") == 0
+        trace, text = views[name].trace, page.inner_text("body")
+        if name in ("beam", "hidden", "stepper"):
+            assert f"«{trace.translation}»" in text
+        if name == "map":
+            assert f"{len(trace.sentences)} sentences" in text
+        if name == "bleu":
+            assert f"{trace.result['score']:.2f}" in text
+        assert "JavaScript is off" in text
         shoot(page, f"{name}-nojs")
     finally:
         context.close()

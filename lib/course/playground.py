@@ -38,6 +38,7 @@ from torch import nn
 
 from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK
+from lib.widgets.layers import one_layer
 
 OPSET = 17
 FILES = ("encoder.onnx", "decoder_step.onnx", "vocab.json", "manifest.json")
@@ -106,16 +107,6 @@ def page_model(model: nn.Module) -> nn.Module:
 # ---------------------------------------------------------------------------------------------
 
 
-def _layer(rnn: nn.GRU, layer: int) -> nn.GRU:
-    """Layer `layer` of a stacked GRU as a 1-layer GRU with the same weights (copied)."""
-    one = nn.GRU(rnn.input_size if layer == 0 else rnn.hidden_size, rnn.hidden_size, 1,
-                 batch_first=True)
-    with torch.no_grad():
-        for name, p in one.named_parameters():
-            p.copy_(getattr(rnn, name.replace("_l0", f"_l{layer}")))
-    return one.eval()
-
-
 class EncoderLayers(nn.Module):
     """src (1, S) -> states (L, S, H): each layer's outputs, the input of the layer above.
 
@@ -126,7 +117,8 @@ class EncoderLayers(nn.Module):
     def __init__(self, encoder: nn.Module):
         super().__init__()
         self.embedding = encoder.embedding
-        self.layers = nn.ModuleList(_layer(encoder.rnn, i) for i in range(encoder.rnn.num_layers))
+        self.layers = nn.ModuleList(one_layer(encoder.rnn, i)
+                                    for i in range(encoder.rnn.num_layers))
 
     def forward(self, src: torch.Tensor) -> torch.Tensor:
         x = self.embedding(src)  # (1, S, E)

@@ -15,8 +15,9 @@ Every view has `save_html(path)`. Importing this package imports nothing heavy: 
 loaded from its module on first use (ipywidgets only when a live widget is built).
 
 The modules: `trace` (capture records; with `runtime`, `layers`, `decode`, `pca`), one module
-per view (`hidden`, `beam`, `stepper`, `bleu_view`) drawn with `render`, whose JavaScript and
-CSS are the files in `static/`, and `live` (the ipywidgets controls).
+per view (`hidden`, `map_view`, `beam`, `stepper`, `bleu_view`), each computing its view's
+data for `render`, whose JavaScript (in `static/`) draws it, and `live` (the ipywidgets
+controls).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import importlib
 
 _EXPORTS = {
     # static views
-    "hidden_state_explorer": "hidden", "context_map": "hidden", "HiddenView": "hidden",
-    "ContextMapView": "hidden",
+    "hidden_state_explorer": "hidden", "HiddenView": "hidden",
+    "context_map": "map_view", "ContextMapView": "map_view",
     "beam_explorer": "beam", "BeamView": "beam",
     "decoder_stepper": "stepper", "StepperView": "stepper",
     "bleu_explorer": "bleu_view", "bleu_breakdown": "bleu_view", "BleuView": "bleu_view",

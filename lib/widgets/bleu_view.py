@@ -5,7 +5,7 @@
 
 Every number comes from `lib.bleu` (clipped matches, brevity penalty, `bleu_from_counts`), so the
 score shown is exactly `lib.bleu.sentence_bleu` (one sentence) or `corpus_bleu` (a list), which
-equal sacrebleu's.
+equal sacrebleu's. `bleu_breakdown` computes them; static/bleu.js draws them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lib import bleu
-from lib.widgets.render import View, button_group, esc, header
+from lib.widgets.render import View, esc
 from lib.widgets.trace import Record
 
 
@@ -127,128 +127,20 @@ def bleu_breakdown(hypotheses: str | list[str], references: list[str] | list[lis
                      closest, fields_, result.signature(), corpus, scores)
 
 
-def _tokens(tokens: list[str], marks: list[list[str]]) -> str:
-    spans = []
-    for i, tok in enumerate(tokens):
-        attrs = "".join(f' data-n{n + 1}="{m[i]}"' for n, m in enumerate(marks) if m[i])
-        spans.append(f'<span class="tk"{attrs}>{esc(tok)}</span>')
-    return " ".join(spans)
-
-
-def _sentences(trace: BleuTrace) -> str:
-    """Each hypothesis above its references, tokens marked for every order."""
-    sents = []
-    for s, (hyp, refs, marks) in enumerate(zip(trace.hyp_tokens, trace.ref_tokens,
-                                               trace.marks)):
-        lines = [f'<div class="s2s-line"><b>hypothesis</b>{_tokens(hyp, marks["hyp"])}</div>']
-        for r, ref in enumerate(refs):
-            name = "reference" if len(refs) == 1 else f"reference {r + 1}"
-            lines.append(f'<div class="s2s-line"><b>{name}</b>'
-                         f'{_tokens(ref, marks["refs"][r])}</div>')
-        extra = (f'<div class="s2s-sub">sentence BLEU {trace.sentence_scores[s]:.1f}</div>'
-                 if trace.corpus else "")
-        sents.append(f'<div class="s2s-sent">{"".join(lines)}{extra}</div>')
-    return "".join(sents)
-
-
-def _precisions(trace: BleuTrace) -> str:
-    """Clipped matches, n-gram counts and the (smoothed) precision of each order."""
-    rows = ['<table><tr><th>n</th><th>matched (clipped)</th><th>n-grams</th>'
-            "<th>p<sub>n</sub></th></tr>"]
-    for n in range(1, len(trace.counts) + 1):
-        m, t, p = trace.counts[n - 1], trace.totals[n - 1], trace.result["precisions"][n - 1]
-        raw = f"{100 * m / t:.1f}%" if t else "—"
-        shown = raw if (t and abs(100 * m / t - p) < 1e-9) else (
-            f"{raw} → {p:.2f}% (smoothed)" if t and p else raw)
-        rows.append(f'<tr data-n="{n}"><td>{n}</td><td>{m}</td><td>{t}</td>'
-                    f"<td>{shown}</td></tr>")
-    return "".join(rows) + "</table>"
-
-
-def _ngrams(trace: BleuTrace) -> str:
-    """One table per order: each n-gram, its count, the most any reference holds, its credit."""
-    grams = []
-    for n in range(1, len(trace.counts) + 1):
-        rows_n = trace.details[n - 1]
-        if trace.corpus:  # a corpus has too many n-grams to list: show those that match
-            rows_n = [d for d in rows_n if d[2]]
-        body = "".join(
-            f'<tr><td class="l s2s-mono">{esc(g)}</td><td>{c}</td><td>{mx}</td>'
-            f'<td style="color:var(--{"good" if k else "muted"})">{k}</td></tr>'
-            for g, c, mx, k in rows_n)
-        rest = len(trace.details[n - 1]) - len(rows_n)
-        if rest:
-            body += (f'<tr><td class="l" colspan="4">… and {rest} {n}-grams found in no '
-                     f"reference</td></tr>")
-        grams.append(
-            f'<div class="ngr" data-n="{n}"><table><tr><th class="l">{n}-gram</th>'
-            f"<th>in hypothesis</th><th>max in a reference</th><th>credited</th></tr>"
-            + ("<tr><td class=l colspan=4>(summed over the sentences)</td></tr>"
-               if trace.corpus else "")
-            + f"{body or '<tr><td class=l>(none)</td></tr>'}</table></div>")
-    return "".join(grams)
-
-
-def _score(trace: BleuTrace) -> tuple[str, str, str]:
-    """The brevity penalty's sentence, the formula with its numbers, and a note on the order
-    (and, for a corpus, why its BLEU is not the mean of the sentence BLEUs)."""
-    res, N = trace.result, len(trace.counts)
-    c, r, bp = trace.sys_len, trace.ref_len, res["bp"]
-    why = ("one reference" if all(len(x) == 1 for x in trace.ref_lens) else
-           "for each sentence, the reference closest in length to the hypothesis")
-    bp_text = (f"c = {c} hypothesis tokens ≥ r = {r}: BP = 1" if c >= r else
-               f"c = {c} hypothesis tokens &lt; r = {r} reference tokens ({why}): "
-               f"BP = exp(1 − {r}/{c}) = {bp:.3f}")
-    used = [p for p in res["precisions"] if p > 0]
-    order = len(used) if res["effective_order"] else N
-    if res["score"] > 0:
-        logs = " + ".join(f"log {p / 100:.3f}" for p in res["precisions"][:order])
-        formula = (f"BLEU = BP · exp((1/{order}) Σ log p<sub>n</sub>) = {bp:.3f} · "
-                   f"exp(({logs}) / {order}) = ")
-    else:
-        formula = "BLEU = 0: no n-gram matched (or a precision is 0) = "
-    note = ""
-    if res["effective_order"] and order < N:
-        note = (f" Only orders 1–{order} count: the hypothesis has no longer n-grams "
-                "(sentence BLEU's effective order).")
-    if trace.corpus:
-        avg = sum(trace.sentence_scores) / len(trace.sentence_scores)
-        note += (f"<br>Corpus BLEU adds up the counts of all {len(trace.hypotheses)} "
-                 f"sentences before dividing: it is not the mean of their sentence BLEUs "
-                 f"({avg:.2f}).")
-    return bp_text, formula, note
-
-
 class BleuView(View):
-    """The BLEU explorer (see `bleu_explorer`)."""
+    """The BLEU explorer (see `bleu_explorer`), drawn by static/bleu.js from the trace."""
 
     kind = "bleu"
     scripts = styles = ("bleu",)  # static/bleu.js, static/bleu.css
 
     def __init__(self, trace: BleuTrace):
-        res = trace.result
-        bp_text, formula, note = _score(trace)
         what = "Corpus BLEU" if trace.corpus else "Sentence BLEU"
-        orders = button_group("order", [(str(n), f"{n}-grams")
-                                        for n in range(1, len(trace.counts) + 1)], "1",
-                              "highlight:")
-        body = (
-            header(f"{what}, n-gram by n-gram", png=False)
-            + '<p class="s2s-sub">Tokens of the chosen order\'s matching n-grams are green; a '
-            "repeated n-gram beyond what any one reference holds is clipped (struck out). "
-            f"Tokens as BLEU counts them ({esc(res['tokenize'])} tokenisation"
-            f"{', lowercased' if res['lowercase'] else ''}).</p>"
-            f'<div class="s2s-bleu" data-order="1">'
-            f'<div class="s2s-bar">{orders}</div>'
-            + _sentences(trace)
-            + f'<div class="s2s-cols"><div>{_precisions(trace)}</div><div>{_ngrams(trace)}'
-            f'</div></div><p>Brevity penalty: {bp_text}.</p>'
-            f'<p class="s2s-score">{formula}<b>{res["score"]:.2f}</b></p>'
-            f'<p class="s2s-note">{note}<br><span class="s2s-mono">'
-            f"{esc(trace.signature)}</span></p></div>"
-            '<noscript><p class="s2s-note">JavaScript is off: unigram matches are highlighted '
-            "and every order's n-grams are listed.</p></noscript>")
-        super().__init__(body, {}, f"BLEU: {trace.hypotheses[0]}", trace)
+        body = (f'<noscript><p class="s2s-note">{what}: {trace.result["score"]:.2f} '
+                f"({esc(trace.signature)}). JavaScript is off: the matching n-grams and how they "
+                "add up are drawn by JavaScript.</p></noscript>")
+        data = trace.to_dict()
+        del data["references"]  # (the reference texts: drawn from their tokens, ref_tokens)
+        super().__init__(body, data, f"BLEU: {trace.hypotheses[0]}", trace)
 
 
 def bleu_explorer(hypotheses: str | list[str], references: list[str] | list[list[str]],

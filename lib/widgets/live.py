@@ -1,7 +1,7 @@
 """Live widgets: ipywidgets controls that recompute a view with the model and redraw it.
 
     live_beam(model)            # sentence, beam size, alpha, length cap
-    live_hidden(model)          # sentence, encoder/decoder, layer (+ a map of many sentences)
+    live_hidden(model)          # sentence (+ a map of many sentences); layers in the view
     live_stepper(model)         # sentence, forced French prefix, top-k
     live_bleu()                 # hypothesis, references
 
@@ -128,32 +128,22 @@ def live_beam(model, sentence: str = EXAMPLE, beam_size: int = 3, alpha: float |
 
 def live_hidden(model, sentence: str = EXAMPLE, map_sentences: list[str] | None = None,
                 units: int | None = 48, max_len: int | None = None):
-    """Hidden-state explorer with controls: sentence, encoder/decoder, layer.
+    """Hidden-state explorer with a sentence control.
 
-    The map of `map_sentences` (if any) is computed once; each new sentence is placed on it.
+    Encoder/decoder and the layer are chosen inside the view, by its own buttons (every layer
+    is in the view already): one set of controls, which switch at once, without asking the
+    kernel. The map of `map_sentences` (if any) is computed once; each new sentence is placed
+    on it.
     """
     from lib.widgets.hidden import HiddenView
     from lib.widgets.trace import capture_contexts, capture_hidden
 
-    w = _ipywidgets()
     cmap = capture_contexts(model, list(map_sentences)) if map_sentences else None
-    L = model.config.num_layers
-    controls = {
-        "sentence": _text(sentence, "English:"),
-        "mode": w.ToggleButtons(options=[("encoder", "enc"), ("decoder", "dec")], value="enc",
-                                description="states of"),
-        "layer": w.Dropdown(options=[(f"layer {i}", i) for i in range(1, L + 1)], value=L,
-                            description="layer"),
-    }
-    traces: dict = {}
 
-    def build(sentence, mode, layer):
-        if sentence not in traces:  # switching mode or layer only redraws
-            traces.clear()
-            traces[sentence] = capture_hidden(model, sentence, max_len=max_len)
-        return HiddenView(traces[sentence], units, cmap, mode, layer)
+    def build(sentence):
+        return HiddenView(capture_hidden(model, sentence, max_len=max_len), units, cmap)
 
-    return Live(controls, build, [["sentence"], ["mode", "layer"]]).box
+    return Live({"sentence": _text(sentence, "English:")}, build, [["sentence"]]).box
 
 
 def live_stepper(model, sentence: str = EXAMPLE, prefix: str = "", top_k: int = 8,

@@ -5,29 +5,31 @@ because Colab renders every output in its own frame and a notebook may show a vi
 Nothing is loaded from anywhere: no CDN, no require.js, no URL at all.
 
 Who draws what. Python computes every view's numbers (tokens, states, unit selection, PCA
-coordinates, the search's nodes and scores) and puts them in `data`. The views the Playground
-page also shows are drawn by JavaScript from that data alone, so both use one drawing function:
+coordinates, the search's nodes and scores, BLEU's counts) and puts them in `data`; JavaScript
+draws every view from that data alone, one drawing per picture (the Playground page calls the
+hidden and beam drawings with data it computes in the browser):
 
-    hidden (HiddenView)   static/hidden.js, S2S.draw.hidden: heatmaps, trajectories, controls;
-                          the context map inside it is drawn here (hidden.map_panel)
-    beam (BeamView)       static/beam.js, S2S.draw.beam: the tree, captions, summary, table
+    hidden (HiddenView)       static/hidden.js, S2S.draw.hidden: heatmaps, trajectories, controls
+    map (ContextMapView)      static/map.js, S2S.draw.map: the map of many sentences' contexts
+                              (also under a HiddenView made with a map)
+    beam (BeamView)           static/beam.js, S2S.draw.beam: the tree, captions, summary, table
+    stepper (StepperView)     static/stepper.js, S2S.draw.stepper: token chips and top-k bars
+    bleu (BleuView)           static/bleu.js, S2S.draw.bleu: marked tokens, counts, formula
 
-The others are drawn here as HTML and SVG (`View.body`), and their script only adds the
-interaction: the context map (ContextMapView, map.js), the decoder stepper (stepper.js) and the
-BLEU explorer (bleu.js). Without JavaScript a JS-drawn view shows a short <noscript> text in
-its place (its sentence and result, and that JavaScript draws it): the website, Colab and
-Jupyter all run JavaScript, and a saved view is a page that runs its own scripts.
+Without JavaScript a view shows a short <noscript> text in its place (its sentence and result,
+and that JavaScript draws it): the website, Colab and Jupyter all run JavaScript, and a saved
+view is a page that runs its own scripts.
 
 The JavaScript and CSS are real files in lib/widgets/static/ (package data, linted by ESLint:
 `make lint`, tests/test_javascript.py), inlined into each fragment by `View.to_html`:
 
-    common.css, common.js   shared by every view: colours, the markup helpers of the JS-drawn
-                            views, the toolkit `S2S.kit(root)`, the save buttons,
-                            `S2S.mount(root, names, data)` (draw, then wire) and
-                            `S2S.start(uid, names)` (mounts a rendered fragment)
-    <name>.js               one view: `S2S.draw.<name> = function (data)` (its markup, for a
-                            JS-drawn view) and `S2S.views.<name> = function (root, data, kit)`
-                            (its interaction); root is the view's element (class "s2sw")
+    common.css, common.js   shared by every view: colours, the markup helpers (header, buttons,
+                            slider, the scatter plots' fit and axes), the toolkit
+                            `S2S.kit(root)`, the save buttons, `S2S.mount(root, names, data)`
+                            (draw, then wire) and `S2S.start(uid, names)` (mounts a fragment)
+    <name>.js               one view: `S2S.draw.<name> = function (data)` (its markup) and
+                            `S2S.views.<name> = function (root, data, kit)` (its interaction);
+                            root is the view's element (class "s2sw")
     <name>.css              that view's style
     activate.js             the fragment's <style onload> handler (runs a script inserted as
                             inert markup, e.g. by an ipywidgets HTML widget)
@@ -67,29 +69,9 @@ def num(x: float, digits: int = 4) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def fmt(x: float, decimals: int = 2) -> str:
-    """A score for display, with a real minus sign."""
-    if x == float("-inf"):
-        return "−∞"
-    return f"{x:.{decimals}f}".replace("-", "−")
-
-
-TOKEN_CHARS = 14  # a token label's characters before it is cut (the full token is a tooltip)
-
-
-def short(token: str, width: int = TOKEN_CHARS) -> str:
-    """Cut long tokens so they fit a box; the full token goes in a tooltip."""
-    return token if len(token) <= width else token[:width - 1] + "…"
-
-
 def script_json(data) -> str:
     """JSON that is safe inside <script>: no "</script>" or "<!--" can appear in it."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-
-
-# Distinct colours for groups of points (Tableau 10, readable on white and on dark grey).
-CATEGORICAL = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-               "#ff9da7", "#9c755f", "#bab0ac"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,36 +104,6 @@ def inline_scripts(names: tuple[str, ...]) -> str:
     return "".join(asset(f"{name}.js") for name in ("common", *names))
 
 
-def tools(png: bool = True) -> str:
-    """The "save" buttons (shown only with JavaScript, which they need)."""
-    buttons = '<button type="button" data-save="html" title="Download this view as a ' \
-              'self-contained HTML page">Save HTML</button>'
-    if png:
-        buttons += '<button type="button" data-save="png" title="Download the figure as a ' \
-                   'PNG image">PNG</button>'
-    return f'<span class="s2s-tools s2s-js">{buttons}</span>'
-
-
-def header(title_html: str, png: bool = True) -> str:
-    """The view's title line, with the save buttons at its right."""
-    return f'<div class="s2s-head"><h4>{title_html}</h4>{tools(png)}</div>'
-
-
-def button_group(name: str, options: list[tuple[str, str]], pressed: str, label: str = "") -> str:
-    """A row of toggle buttons; the view's script listens to clicks on [data-group=name]."""
-    buttons = "".join(
-        f'<button type="button" data-value="{esc(v)}" aria-pressed="{str(v == pressed).lower()}"'
-        f'>{esc(text)}</button>' for v, text in options)
-    head = f"<label>{esc(label)}</label>" if label else ""
-    return f'<span class="s2s-js">{head}<span class="s2s-group" data-group="{name}">' \
-           f'{buttons}</span></span>'
-
-
-def slider(name: str, lo: int, hi: int, value: int, label: str) -> str:
-    return (f'<label class="s2s-js">{esc(label)} <input type="range" data-slider="{name}" '
-            f'min="{lo}" max="{hi}" step="1" value="{value}"></label>')
-
-
 # ---------------------------------------------------------------------------------------------
 # The view object
 # ---------------------------------------------------------------------------------------------
@@ -160,11 +112,10 @@ def slider(name: str, lo: int, hi: int, value: int, label: str) -> str:
 class View:
     """A drawn view: shows itself in Jupyter and Colab, saves itself as a standalone page.
 
-    `body` is the markup drawn in Python (the whole view for a Python-drawn view; for a JS-drawn
-    one its <noscript> text and any Python-drawn part) and `data` the JSON its scripts read
-    (and draw from). `scripts` names the view's files in static/ (a `<name>.js` that
-    defines `S2S.views.<name>`), `styles` its CSS files. `trace` keeps the captured data the
-    view was drawn from.
+    `body` is the markup written in Python (its <noscript> text) and `data` the JSON its scripts
+    draw from. `scripts` names the view's files in static/ (a `<name>.js` that defines
+    `S2S.draw.<name>` and `S2S.views.<name>`), `styles` its CSS files. `trace` keeps the
+    captured data the view was drawn from.
     """
 
     kind = "view"

@@ -163,7 +163,8 @@
       parts.push(box("gnode", step, x, gy, "greedy step " + step + ": " + g.text + " · P = " +
         Math.exp(g.logp).toFixed(3), g.text, g.raw, g.score));
     });
-    return "<div class=\"s2s-scroll\"><svg class=\"s2s-fig s2s-tree final\" viewBox=\"0 0 " +
+    return "<div class=\"s2s-scroll\" tabindex=\"0\" role=\"region\" aria-label=\"the tree, " +
+      "scrollable\"><svg class=\"s2s-fig s2s-tree final\" viewBox=\"0 0 " +
       width + " " + height + "\" width=\"" + width + "\" height=\"" + height + "\" " +
       "style=\"max-width:none\" role=\"img\" aria-label=\"beam search tree\">" + parts.join("") +
       "</svg></div>";

@@ -1,11 +1,11 @@
-/* The toolkit every view uses, the markup helpers of the views drawn here, and the start-up of
- * a rendered view.
+/* The toolkit every view uses, the markup helpers the views draw with, and the start-up of a
+ * rendered view.
  *
- * Some views are drawn by JavaScript from their data: S2S.draw.<name> = function (data) returns
- * the view's markup (hidden.js, beam.js); the Playground page calls the same functions with data
- * it computes in the browser. Others are drawn in Python (map.js, stepper.js, bleu.js). Either
- * way, S2S.views.<name> = function (root, data, kit) wires the interaction of the markup: root
- * is the view's element (class "s2sw"), data the view's JSON, kit = S2S.kit(root). See
+ * Every view is drawn here, by JavaScript, from the data Python computed: S2S.draw.<name> =
+ * function (data) returns the view's markup (hidden.js, map.js, beam.js, stepper.js, bleu.js);
+ * the Playground page calls the same functions with data it computes in the browser. Then
+ * S2S.views.<name> = function (root, data, kit) wires the interaction of the markup: root is the
+ * view's element (class "s2sw"), data the view's JSON, kit = S2S.kit(root). See
  * lib/widgets/render.py for how the files reach a page.
  */
 /* exported S2S */
@@ -22,7 +22,7 @@ S2S.PNG_SCALE = 2;  // device pixels per SVG unit in a saved PNG
 S2S.TOKEN_CHARS = 14;  // a token label's characters before it is cut (the full token is a tooltip)
 
 // ---------------------------------------------------------------------------------------------
-// Markup helpers for the views drawn here (render.py has their Python twins for the others)
+// Markup helpers
 // ---------------------------------------------------------------------------------------------
 
 /** Escape text for HTML content and attribute values. */
@@ -69,6 +69,48 @@ S2S.buttonGroup = function (name, options, pressed, label) {
 S2S.slider = function (name, lo, hi, value, label) {
   return "<label class=\"s2s-js\">" + S2S.esc(label) + " <input type=\"range\" data-slider=\"" +
     name + "\" min=\"" + lo + "\" max=\"" + hi + "\" step=\"1\" value=\"" + value + "\"></label>";
+};
+
+// ---------------------------------------------------------------------------------------------
+// Scatter plots on two principal components: a sentence's trajectory (hidden.js) and the map of
+// many sentences' context vectors (map.js)
+// ---------------------------------------------------------------------------------------------
+
+S2S.WIDTH = 696;  // SVG user units of a figure; the SVGs scale down to narrower columns
+S2S.AXIS_LEFT = 26;  // room for the vertical axis's label
+S2S.AXIS_BOTTOM = 24;  // room for the horizontal axis's label
+// Distinct colours for groups of points (Tableau 10, readable on white and on dark grey).
+S2S.CATEGORICAL = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+  "#ff9da7", "#9c755f", "#bab0ac"];
+
+/** Scale points [[x, y]] into the box with equal x and y scales (PCA distances are real). */
+S2S.fit = function (points, x0, y0, w, h) {
+  var lo = [Infinity, Infinity], hi = [-Infinity, -Infinity];
+  points.forEach(function (p) {
+    for (var d = 0; d < 2; d++) {
+      lo[d] = Math.min(lo[d], p[d]);
+      hi[d] = Math.max(hi[d], p[d]);
+    }
+  });
+  var scale = Math.min(w / Math.max(hi[0] - lo[0], 1e-9), h / Math.max(hi[1] - lo[1], 1e-9));
+  var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2;
+  return points.map(function (p) {
+    return [x0 + w / 2 + (p[0] - cx) * scale, y0 + h / 2 - (p[1] - cy) * scale];
+  });
+};
+
+/** The scatter plot's two axes, from AXIS_LEFT to `right`, and their labels: the share of the
+ * variance along each direction. */
+S2S.axes = function (height, right, explained) {
+  var ml = S2S.AXIS_LEFT, bottom = height - S2S.AXIS_BOTTOM;
+  function percent(share) { return Math.round(share * 100) + "%"; }
+  return "<line class=\"axis\" x1=\"" + ml + "\" y1=\"" + bottom + "\" x2=\"" + right +
+    "\" y2=\"" + bottom + "\"/><line class=\"axis\" x1=\"" + ml + "\" y1=\"0\" x2=\"" + ml +
+    "\" y2=\"" + bottom + "\"/><text class=\"axl\" x=\"" + ((right + ml) / 2).toFixed(0) +
+    "\" y=\"" + (height - 6) + "\" text-anchor=\"middle\">PC1 · " + percent(explained[0]) +
+    " of the variance</text><text class=\"axl\" transform=\"translate(14 " +
+    (bottom / 2).toFixed(0) + ") rotate(-90)\" text-anchor=\"middle\">PC2 · " +
+    percent(explained[1]) + "</text>";
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -144,13 +186,13 @@ S2S.saveButtons = function (root, data, kit, pristine) {
   });
 };
 
-// Draw (where S2S.draw.<name> exists) and wire the views `names` in `root` from `data`. The
-// drawn markup goes first in root, before what Python drew (its <noscript>, the context map).
+// Draw and wire the views `names` in `root` from `data`. The drawn markup goes first in root,
+// in the order of `names`, before what Python put there (the <noscript> text).
 S2S.mount = function (root, names, data, pristine) {
   root.classList.add("js");
-  names.forEach(function (name) {
-    if (S2S.draw[name]) root.insertAdjacentHTML("afterbegin", S2S.draw[name](data));
-  });
+  root.insertAdjacentHTML("afterbegin", names.map(function (name) {
+    return S2S.draw[name] ? S2S.draw[name](data) : "";
+  }).join(""));
   var kit = S2S.kit(root);
   S2S.saveButtons(root, data, kit, pristine);
   names.forEach(function (name) { S2S.views[name](root, data, kit); });

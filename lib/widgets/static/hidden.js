@@ -16,7 +16,7 @@
 (function () {
   "use strict";
 
-  var WIDTH = 696;  // SVG user units; the SVGs scale down to narrower columns
+  var WIDTH = S2S.WIDTH;  // SVG user units; the SVGs scale down to narrower columns
   var ENC = "#2563eb", DEC = "#ea580c";  // encoder blue, decoder orange
   // A diverging blue-white-red scale for GRU states, which lie in (-1, 1) (ColorBrewer RdBu).
   var DIVERGING = [[33, 102, 172], [103, 169, 207], [247, 247, 247], [239, 138, 98],
@@ -28,8 +28,9 @@
   var CHAR_WIDTH = 6.8;  // about one character of the 12 px token labels
   var LABEL_GAP = 14;  // from the heatmap's bottom to the labels' baseline
   var LABEL_MAX_HEIGHT = 80;  // room for labels rotated when they do not fit their column
-  // The trajectory: axes at the left and bottom, the points inside a padded box.
-  var AXIS_LEFT = 26, AXIS_BOTTOM = 24, TRAJECTORY_HEIGHT = 270, TRAJECTORY_PAD = 16;
+  // The trajectory: the points inside a padded box within the axes (S2S.axes).
+  var TRAJECTORY_HEIGHT = 270, TRAJECTORY_PAD = 16;
+  var POINT_LABEL = 11, POINT_CHAR = 6.2;  // a point label's font size and about one character
 
   var esc = S2S.esc, short = S2S.short;
 
@@ -131,34 +132,38 @@
       parts.join("") + "</div>";
   }
 
-  /** Scale points [[x, y]] into the box with equal x and y scales (PCA distances are real). */
-  function fit(points, x0, y0, w, h) {
-    var lo = [Infinity, Infinity], hi = [-Infinity, -Infinity];
-    points.forEach(function (p) {
-      for (var d = 0; d < 2; d++) {
-        lo[d] = Math.min(lo[d], p[d]);
-        hi[d] = Math.max(hi[d], p[d]);
+  // Where a point's label may go, tried in this order: [dx, dy of the baseline, anchor].
+  var LABEL_SPOTS = [[6, -6, "start"], [-6, -6, "end"], [6, 14, "start"], [-6, 14, "end"],
+    [0, -9, "middle"], [0, 18, "middle"], [9, 4, "start"], [-9, 4, "end"]];
+
+  /** A spot for each point's label, none overlapping another label, a point or the box
+   * [x0, y0, x1, y1]; a label with no free spot stays at its first spot, marked crowded (shown
+   * only while its step is the current or hovered one). */
+  function placeLabels(xy, texts, box) {
+    var taken = [], R = 4;  // boxes of the labels placed so far; a point's radius
+    function overlaps(a, b) { return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]; }
+    function rect(p, spot, w) {
+      var x = p[0] + spot[0], y = p[1] + spot[1];
+      var left = spot[2] === "start" ? x : spot[2] === "end" ? x - w : x - w / 2;
+      return [left, y - POINT_LABEL + 2, left + w, y + 3];
+    }
+    var points = xy.map(function (p) { return [p[0] - R, p[1] - R, p[0] + R, p[1] + R]; });
+    return xy.map(function (p, j) {
+      var w = texts[j].length * POINT_CHAR;
+      for (var k = 0; k < LABEL_SPOTS.length; k++) {
+        var r = rect(p, LABEL_SPOTS[k], w);
+        var free = r[0] >= box[0] && r[1] >= box[1] && r[2] <= box[2] && r[3] <= box[3] &&
+          !taken.some(function (t) { return overlaps(r, t); }) &&
+          !points.some(function (q) { return overlaps(r, q); });
+        if (free) {
+          taken.push(r);
+          return {x: p[0] + LABEL_SPOTS[k][0], y: p[1] + LABEL_SPOTS[k][1],
+            anchor: LABEL_SPOTS[k][2], crowded: false};
+        }
       }
+      return {x: p[0] + LABEL_SPOTS[0][0], y: p[1] + LABEL_SPOTS[0][1],
+        anchor: LABEL_SPOTS[0][2], crowded: true};
     });
-    var scale = Math.min(w / Math.max(hi[0] - lo[0], 1e-9), h / Math.max(hi[1] - lo[1], 1e-9));
-    var cx = (lo[0] + hi[0]) / 2, cy = (lo[1] + hi[1]) / 2;
-    return points.map(function (p) {
-      return [x0 + w / 2 + (p[0] - cx) * scale, y0 + h / 2 - (p[1] - cy) * scale];
-    });
-  }
-
-  function percent(share) { return Math.round(share * 100) + "%"; }
-
-  /** The two axes of the scatter plot and their labels (share of the variance). */
-  function axes(height, right, explained) {
-    var ml = AXIS_LEFT, bottom = height - AXIS_BOTTOM;
-    return "<line class=\"axis\" x1=\"" + ml + "\" y1=\"" + bottom + "\" x2=\"" + right +
-      "\" y2=\"" + bottom + "\"/><line class=\"axis\" x1=\"" + ml + "\" y1=\"0\" x2=\"" + ml +
-      "\" y2=\"" + bottom + "\"/><text class=\"axl\" x=\"" + ((right + ml) / 2).toFixed(0) +
-      "\" y=\"" + (height - 6) + "\" text-anchor=\"middle\">PC1 · " + percent(explained[0]) +
-      " of the variance</text><text class=\"axl\" transform=\"translate(14 " +
-      (bottom / 2).toFixed(0) + ") rotate(-90)\" text-anchor=\"middle\">PC2 · " +
-      percent(explained[1]) + "</text>";
   }
 
   function dot(style) { return "<span class=\"s2s-dot\" style=\"" + style + "\"></span>"; }
@@ -166,12 +171,15 @@
   /** One layer's states as a path on their two main directions. */
   function trajectory(data, layer) {
     var S = data.S, T = data.T, tr = data.trajectories[layer - 1];
-    var height = TRAJECTORY_HEIGHT, ml = AXIS_LEFT, pad = TRAJECTORY_PAD;
-    var xy = fit(tr.xy, ml + pad, pad, WIDTH - ml - 2 * pad, height - AXIS_BOTTOM - 2 * pad);
+    var height = TRAJECTORY_HEIGHT, ml = S2S.AXIS_LEFT, pad = TRAJECTORY_PAD;
+    var xy = S2S.fit(tr.xy, ml + pad, pad, WIDTH - ml - 2 * pad,
+      height - S2S.AXIS_BOTTOM - 2 * pad);
     var labels = data.source.concat(data.output);
+    var spots = placeLabels(xy, labels.map(function (t) { return short(t); }),
+      [ml, 0, WIDTH, height - S2S.AXIS_BOTTOM]);
     var parts = ["<svg class=\"s2s-fig\" viewBox=\"0 0 " + WIDTH + " " + height + "\" width=\"" +
       WIDTH + "\" role=\"img\" aria-label=\"PCA trajectory of layer " + layer + "\">",
-      axes(height, WIDTH, tr.explained)];
+      S2S.axes(height, WIDTH, tr.explained)];
     for (var i = 1; i < S + T; i++) {  // segment from state i-1 to state i, shown from step i+1
       parts.push("<line class=\"seg\" data-t=\"" + (i + 1) + "\" x1=\"" + xy[i - 1][0].toFixed(1) +
         "\" y1=\"" + xy[i - 1][1].toFixed(1) + "\" x2=\"" + xy[i][0].toFixed(1) + "\" y2=\"" +
@@ -183,12 +191,13 @@
       "</title></circle>");
     xy.forEach(function (p, j) {
       var tint = j < S ? ENC : DEC, who = j < S ? "encoder reads" : "decoder writes";
-      var x = p[0].toFixed(1), y = p[1].toFixed(1);
+      var x = p[0].toFixed(1), y = p[1].toFixed(1), spot = spots[j];
       parts.push("<circle class=\"pt\" data-t=\"" + (j + 1) + "\" cx=\"" + x + "\" cy=\"" + y +
         "\" r=\"4\" fill=\"" + tint + "\"><title>step " + (j + 1) + ": " + who + " " +
-        esc(labels[j]) + "</title></circle><text class=\"pl\" data-t=\"" + (j + 1) + "\" x=\"" +
-        (p[0] + 6).toFixed(1) + "\" y=\"" + (p[1] - 6).toFixed(1) + "\" style=\"fill:" + tint +
-        "\">" + esc(short(labels[j])) + "</text>");
+        esc(labels[j]) + "</title></circle><text class=\"pl" + (spot.crowded ? " crowded" : "") +
+        "\" data-t=\"" + (j + 1) + "\" x=\"" + spot.x.toFixed(1) + "\" y=\"" + spot.y.toFixed(1) +
+        "\" text-anchor=\"" + spot.anchor + "\" style=\"fill:" + tint + "\">" +
+        esc(short(labels[j])) + "</text>");
     });
     parts.push("</svg>");
     return "<div class=\"s2s-panel s2s-traj\" data-layer=\"" + layer + "\"><h4>Trajectory of " +
