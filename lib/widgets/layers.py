@@ -16,7 +16,8 @@ from torch import nn
 
 
 def one_layer(rnn: nn.GRU, layer: int) -> nn.GRU:
-    """Layer `layer` (0-based) of `rnn` as a one-layer GRU sharing its parameters."""
+    """Layer `layer` (0-based) of `rnn` as a one-layer GRU sharing its parameters (the
+    Playground exports the encoder's layers with it too: lib.course.playground)."""
     input_size = rnn.input_size if layer == 0 else rnn.hidden_size
     one = nn.GRU(input_size, rnn.hidden_size, 1, bias=rnn.bias, batch_first=rnn.batch_first,
                  device="meta")  # no weights allocated: they are replaced below

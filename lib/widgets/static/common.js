@@ -3,7 +3,7 @@
  *
  * Every view is drawn here, by JavaScript, from the data Python computed: S2S.draw.<name> =
  * function (data) returns the view's markup (hidden.js, map.js, beam.js, stepper.js, bleu.js);
- * the Playground page calls the same functions with data it computes in the browser. Then
+ * the Playground page calls the hidden and beam ones with data it computes in the browser. Then
  * S2S.views.<name> = function (root, data, kit) wires the interaction of the markup: root is the
  * view's element (class "s2sw"), data the view's JSON, kit = S2S.kit(root). See
  * lib/widgets/render.py for how the files reach a page.
