@@ -3,8 +3,8 @@
 `lib.pretrained()` tries, in order: the cached file for the current cache key (its archive is
 checked first); the checkpoint published for that key (`make release` writes it, CI publishes it
 as a release asset, see lib.course.release), downloaded once with its sha256 checked against the
-release's manifest; training, with a message that says why. A file that fails a check is
-deleted, never trusted. The cache key (`training_key`) hashes the settings below, the corpus
+release's manifest; training, with a message that says why. A damaged file or one made for
+another key is deleted, never trusted; a file that merely cannot be read is kept and named. The cache key (`training_key`) hashes the settings below, the corpus
 checksum, the torch version the model is trained with and `lib.train.TRAINING_VERSION`, so a
 change of any of them gives a new model instead of silently showing a stale one.
 
@@ -19,12 +19,23 @@ import hashlib
 import json
 import os
 import re
+import time
 from pathlib import Path
 
+import torch
+
+from lib import train as training
 from lib.course import checkpoint, links
-from lib.data import DataConfig, corpus_path, load_corpus
+from lib.course import download as dl
+from lib.course.checkpoint import CheckpointError, check_writable, expected_bytes
+from lib.course.download import DEFAULT_DEADLINE, DownloadError, cache_dir, remove_stale_parts
+from lib.data import DataConfig, corpus_path, corpus_sha256, load_corpus
+from lib.device import pick_device
+from lib.evaluate import evaluate_bleu
 from lib.model import ModelConfig, Seq2Seq
-from lib.train import TrainConfig
+from lib.search import DEFAULT_BEAM
+from lib.train import TrainConfig, new_model
+from lib.validate import is_int
 
 DATA = DataConfig()
 # Chosen by a measured sweep of held-out BLEU against target tokens trained on (bench/sweep.py;
@@ -49,9 +60,6 @@ def training_key(data: DataConfig, model: dict, train: TrainConfig,
     with their defaults, so a new field changes every key. `more` adds settings of a model
     built another way (e.g. the attention chapter's data).
     """
-    from lib.data import corpus_sha256
-    from lib.train import TRAINING_TORCH, TRAINING_VERSION
-
     fields = {f.name: f.default for f in dataclasses.fields(ModelConfig)
               if f.default is not dataclasses.MISSING}
     unknown = set(model) - set(fields)
@@ -60,8 +68,8 @@ def training_key(data: DataConfig, model: dict, train: TrainConfig,
                          f"{sorted(unknown)}")
     blob = json.dumps({"data": dataclasses.asdict(data), "model": {**fields, **model},
                        "train": train.to_dict(), "corpus": data_sha256
-                       or corpus_sha256(corpus_path()), "torch": TRAINING_TORCH,
-                       "training_version": TRAINING_VERSION, **more}, sort_keys=True)
+                       or corpus_sha256(corpus_path()), "torch": training.TRAINING_TORCH,
+                       "training_version": training.TRAINING_VERSION, **more}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -71,16 +79,11 @@ def reference_key(data_sha256: str | None = None) -> str:
 
 
 def cache_path() -> Path:
-    from lib.course.download import cache_dir
-
     return cache_dir() / f"reference-{reference_key()}.pt"
 
 
 def train_reference(progress: bool = True, device=None, path: Path | None = None):
     """Train the reference model from scratch and save it; returns (model, history)."""
-    from lib.evaluate import evaluate_bleu
-    from lib.train import new_model, train
-
     corpus = load_corpus(DATA)
     model = new_model(corpus, TRAIN.seed, **MODEL)
     early = {}
@@ -90,7 +93,7 @@ def train_reference(progress: bool = True, device=None, path: Path | None = None
             early["minutes"] = hist.eval_seconds[-1] / 60
             early["state"] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
-    hist = train(model, corpus.train_examples, TRAIN, valid_pairs=corpus.split.valid,
+    hist = training.train(model, corpus.train_examples, TRAIN, valid_pairs=corpus.split.valid,
                  device=device, progress=progress, on_eval=snapshot)
     extra = {"key": reference_key(), "minutes": hist.seconds[-1] / 60,
              "tokens_per_second": hist.tokens_per_second, "history": hist.to_dict(),
@@ -120,10 +123,6 @@ def fetch_published(dest: Path, key: str, progress: bool = True,
     manifest and checkpoint together. Raises lib.course.download.DownloadError (or
     ChecksumError) when it cannot, a malformed manifest included.
     """
-    import time
-
-    from lib.course.download import DEFAULT_DEADLINE, DownloadError, cache_dir, download
-
     tag = release_tag(key)
     limit = DEFAULT_DEADLINE if deadline is None else deadline
     end = time.monotonic() + limit
@@ -137,11 +136,11 @@ def fetch_published(dest: Path, key: str, progress: bool = True,
 
     manifest_path = cache_dir() / f"{tag}.{MANIFEST}"
     manifest_path.unlink(missing_ok=True)  # always the published one: it is a few bytes
-    download(links.release_asset(tag, MANIFEST), manifest_path, progress=False,
+    dl.download(links.release_asset(tag, MANIFEST), manifest_path, progress=False,
              verify=lambda path: _published_manifest(path, key, tag), deadline=left(),
              max_bytes=MANIFEST_MAX_BYTES)
     manifest = _published_manifest(manifest_path, key, tag)
-    return download(links.release_asset(tag, manifest["file"]), dest, manifest["sha256"],
+    return dl.download(links.release_asset(tag, manifest["file"]), dest, manifest["sha256"],
                     size=manifest["bytes"], progress=progress, deadline=left())
 
 
@@ -151,9 +150,6 @@ CHECKPOINT_MAX_BYTES = 2**30  # the reference checkpoint is about 50 MB
 
 def _published_manifest(path: Path, key: str, tag: str) -> dict:
     """The manifest at `path` if it is one for `key`; DownloadError naming what is wrong."""
-    from lib.course.download import DownloadError
-    from lib.validate import is_int
-
     def invalid(problem: str) -> DownloadError:
         return DownloadError(f"the release manifest of {tag} is not valid: {problem}")
 
@@ -216,8 +212,6 @@ class _CacheLock:
     def _wait(self, fd: int, fcntl, told: tuple | None) -> tuple | None:
         """Take the lock on `fd`, saying what the holder is doing while it is held; returns
         what was last said, so that a retry on a new lock file does not repeat it."""
-        import time
-
         quiet_since = time.monotonic()
         while True:
             try:
@@ -274,8 +268,6 @@ def _not_cached(path: Path, why: str | None = None) -> FileNotFoundError:
 def _check_writable(path: Path, size: int | None = None) -> None:
     """Fail in a second, not after the training run, when the cache cannot take the model (no
     folder, a folder at its place, no permission, or, given its `size`, no room)."""
-    from lib.course.checkpoint import check_writable
-
     try:
         check_writable(path, size)
     except ValueError as e:
@@ -309,12 +301,8 @@ def pretrained(device=None, download: bool = True, train: bool = True,
 
 def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, progress: bool,
                     lock: _CacheLock) -> Seq2Seq:
-    from lib.course.checkpoint import CheckpointError
-
     failure = None
     if download:
-        from lib.course.download import DownloadError
-
         try:
             fetch_published(path, key, progress=progress)
             return _loaded(path, device, "download", key)
@@ -326,7 +314,6 @@ def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, p
         why = "downloading is turned off (download=False)"
     if not train:
         raise _not_cached(path, why if download else None) from failure
-    from lib.device import pick_device
 
     slow = pick_device(device).type == "cpu"
     lock.doing("is training")
@@ -358,9 +345,6 @@ def _loaded(path: Path, device, source: str, key: str | None = None) -> Seq2Seq:
 def _from_cache(path: Path, key: str, device, what: str) -> Seq2Seq | None:
     """The model cached at `path` for `key`, or None: none there, or a damaged one or another
     key's (then deleted). Stale temporary files of killed downloads and saves go with a hit."""
-    from lib.course.checkpoint import CheckpointError
-    from lib.course.download import remove_stale_parts
-
     if not path.is_file():
         return None
     try:
@@ -389,10 +373,6 @@ def _discard(path: Path, what: str) -> None:
 
 def _expected_bytes() -> int:
     """About the size of the reference checkpoint, from its shape (no weights are made)."""
-    import torch
-
-    from lib.course.checkpoint import expected_bytes
-
     corpus = load_corpus(DATA)
     with torch.device("meta"):
         model = Seq2Seq(ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL),
@@ -433,9 +413,6 @@ def main(argv=None) -> None:
               f"{extra['early_test_bleu_greedy']:.2f}")
     print(f"held-out BLEU (greedy, sacrebleu, all references): {extra['test_bleu_greedy']:.2f}")
     if not args.ensure:
-        from lib.evaluate import evaluate_bleu
-        from lib.search import DEFAULT_BEAM
-
         bleu = evaluate_bleu(model, load_corpus(DATA).split.test, beam_size=DEFAULT_BEAM)
         print(f"held-out BLEU (beam {DEFAULT_BEAM}, sacrebleu, all references): {bleu:.2f}")
 
