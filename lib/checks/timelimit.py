@@ -181,13 +181,21 @@ class _Stopper:
 
 @functools.lru_cache(maxsize=256)
 def _except_clause_starts(code) -> frozenset:
-    """Offsets where a line event means "an `except` clause starts handling the exception":
-    the POP_TOP after PUSH_EXC_INFO of a bare `except:`, the instructions of an
-    `except SomeError:` line (Python 3.11+ bytecode; none on older versions)."""
+    """Offsets where a line event means "an `except` clause starts handling the exception".
+
+    Python 3.11+: the POP_TOP after PUSH_EXC_INFO of a bare `except:`, the instructions of an
+    `except SomeError:` line. Python 3.9 and 3.10: a handler (the target of SETUP_FINALLY, or
+    of the previous clause's JUMP_IF_NOT_EXC_MATCH) that starts with POP_TOP (bare) or DUP_TOP
+    (a type to match); a `finally:` handler starts with its own code, a `with` has its own
+    opcodes."""
     ins = list(dis.get_instructions(code))
+    at = {i.offset: i for i in ins}
     starts = set()
     for k, i in enumerate(ins):
-        if i.opname == "POP_TOP" and k and ins[k - 1].opname == "PUSH_EXC_INFO":
+        if i.opname in ("SETUP_FINALLY", "JUMP_IF_NOT_EXC_MATCH") and \
+                getattr(at.get(i.argval), "opname", "") in ("POP_TOP", "DUP_TOP"):
+            starts.add(i.argval)
+        elif i.opname == "POP_TOP" and k and ins[k - 1].opname == "PUSH_EXC_INFO":
             starts.add(i.offset)
         elif i.opname in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH"):
             line = i.positions.lineno if i.positions else None
