@@ -209,14 +209,15 @@ def test_ratio_words(ratio, words):
 
 
 def test_length_verdict_reports_both_token_counts_and_the_penalty():
-    text = v.length_verdict(5.0, 6.0, 5.5, 1.076, 0.980, 1.0)
+    text = v.length_verdict(5.0, 6.0, 5.5, 1.046, 0.938, 1.0, 0.934)
     assert text.startswith("With α = 0 the beam's outputs are shorter than the first references")
     assert "shorter than greedy's" in text
-    assert "1.076" in text and "0.980" in text and "no brevity penalty" in text
-    text = v.length_verdict(5.0, 6.0, 4.0, 0.95, 0.93, 0.948)
-    assert "no shorter than greedy's" in text and "takes 5.2 % off" in text
+    assert "1.046 times as long as the references (no brevity penalty)" in text
+    assert "the ratio is 0.938 (a brevity penalty of 6.6 % off the score)" in text
+    text = v.length_verdict(5.0, 6.0, 4.0, 0.95, 0.93, 0.948, 0.93)
+    assert "no shorter than greedy's" in text and "5.2 % off" in text
     assert "already as long as the first references" in v.length_verdict(6.5, 6.0, 6.0, 1.1,
-                                                                          1.0, 1.0)
+                                                                          1.0, 1.0, 1.0)
 
 
 def test_alpha_default_note_says_what_the_default_does():

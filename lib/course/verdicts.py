@@ -306,7 +306,7 @@ def length_direction(lengths: Sequence[float]) -> str:
 
 
 def length_verdict(len_beam: float, len_ref: float, len_greedy: float, ratio: float,
-                   ratio_unk_word: float, bp: float) -> str:
+                   ratio_unk_word: float, bp: float, bp_unk_word: float) -> str:
     """The beam's output length with alpha = 0 against the references and greedy's, in the
     course's tokens and in BLEU's, where 13a splits each <unk> into three tokens."""
     if len_beam < len_ref:
@@ -317,12 +317,16 @@ def length_verdict(len_beam: float, len_ref: float, len_greedy: float, ratio: fl
         head = ("With α = 0 the beam's outputs are already as long as the first references or "
                 "longer")
     view = (f"BLEU, which compares each output with the reference closest to it in length and "
-            f"counts in its own tokens, finds them {ratio:.3f} times as long as the references; "
-            f"its tokenizer splits each <unk> into three tokens, and with <unk> counted as "
-            f"one word the ratio is {ratio_unk_word:.3f}")
-    penalty = ("no brevity penalty applies" if bp >= 1
-               else f"the brevity penalty takes {100 * (1 - bp):.1f} % off the score")
-    return f"{head}. {view}; {penalty}"
+            f"counts in its own tokens, finds them {ratio:.3f} times as long as the references "
+            f"({_penalty(bp)}); but its tokenizer splits each <unk> into three tokens, and with "
+            f"<unk> counted as one word the ratio is {ratio_unk_word:.3f} "
+            f"({_penalty(bp_unk_word)})")
+    return f"{head}. {view}"
+
+
+def _penalty(bp: float) -> str:
+    return ("no brevity penalty" if bp >= 1
+            else f"a brevity penalty of {100 * (1 - bp):.1f} % off the score")
 
 
 def alpha_default_note(alpha: float) -> str:
