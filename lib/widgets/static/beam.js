@@ -193,10 +193,10 @@
       win.raw > gRaw ? "Beam search found a more probable sentence than greedy." :
         "Beam's winner is less probable than greedy's output but scores higher once " +
         "normalised by length.";
-    return "<p class=\"s2s-summary\"><b style=\"color:var(--win)\">Beam</b> (k = " +
+    return "<p class=\"s2s-summary\"><b style=\"color:var(--win-fg)\">Beam</b> (k = " +
       data.beam_size + ", α = " + data.alpha + "): «" + esc(data.translation) + "» · log P = " +
       fmt(win.raw, 3) + " · score = " + fmt(win.score, 3) + "<br><b style=\"color:" +
-      "var(--greedy)\">Greedy</b>: «" + esc(data.greedy_translation) + "» · log P = " +
+      "var(--greedy-fg)\">Greedy</b>: «" + esc(data.greedy_translation) + "» · log P = " +
       fmt(gRaw, 3) + " · score = " + fmt(gScore, 3) + "<br>" + verdict + "</p>";
   }
 

@@ -113,9 +113,10 @@
       var pos = rotate ? "transform=\"translate(" + x.toFixed(1) + " " + (y - 4).toFixed(0) +
         ") rotate(-45)\" text-anchor=\"end\"" :
         "x=\"" + x.toFixed(1) + "\" y=\"" + y.toFixed(0) + "\" text-anchor=\"middle\"";
+      // focusable: the keyboard reads a token's states as the mouse does by hovering it
       parts.push("<text class=\"" + (unk ? "tok unk" : "tok") + "\" data-col=\"" + t + "\" " + pos +
-        " style=\"fill:" + tint + "\"><title>" + esc(tip) + "</title>" + esc(short(tok)) +
-        "</text>");
+        " tabindex=\"0\" style=\"fill:" + tint + "\"><title>" + esc(tip) + "</title>" +
+        esc(short(tok)) + "</text>");
     });
     parts.push("</svg>");
     var what = mode === "enc" ? "h<sub>t</sub><sup>" + layer + "</sup> after reading each " +
@@ -261,7 +262,8 @@
       q(".s2s-tval").textContent = t + " / " + (S + T);
       say(t < S + T ? "Step " + t + ": " + who(t) + "." :
         "All " + (S + T) + " steps: " + S + " read by the encoder, " + T +
-        " written by the decoder. Move the slider to replay them; hover a token or a cell.");
+        " written by the decoder. Move the slider to replay them; hover a token or a cell, or " +
+        "focus a token (Tab).");
     }
     function hover(panel, col, row) {
       var hl = q(".hl", panel), cw = +panel.getAttribute("data-cw");
@@ -290,10 +292,12 @@
       var svg = q("svg", panel), img = q("image", panel);
       var n = panel.getAttribute("data-mode") === "enc" ? S : T;
       qa(".tok", panel).forEach(function (el) {
-        el.addEventListener("mouseenter", function () {
-          hover(panel, +el.getAttribute("data-col"), null);
-        });
-        el.addEventListener("mouseleave", function () { hover(panel, null, null); render(); });
+        function enter() { hover(panel, +el.getAttribute("data-col"), null); }
+        function leave() { hover(panel, null, null); render(); }
+        el.addEventListener("mouseenter", enter);
+        el.addEventListener("mouseleave", leave);
+        el.addEventListener("focus", enter);
+        el.addEventListener("blur", leave);
       });
       img.addEventListener("mousemove", function (ev) {
         var p = svg.createSVGPoint();
