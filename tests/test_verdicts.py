@@ -298,3 +298,8 @@ def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
         "a beam of three gets 50 % of the best improvement over greedy")
     assert "no beam size scores above greedy" in v.k3_gain({1: 30.0, 3: 29.0, 5: 29.5})
     assert "below greedy" in v.k3_gain({1: 30.0, 3: 29.0, 5: 31.0})
+
+
+def test_learned_enough_refuses_to_rank_models_that_have_not_learned():
+    assert v.learned_enough(5.5).startswith("Neither model reaches 10 BLEU")
+    assert v.learned_enough(25.0).startswith("The better model reaches 25.0 BLEU")

@@ -149,6 +149,16 @@ def bootstrap_verdict(share: float, level: float = 0.95) -> str:
     return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"
 
 
+def learned_enough(bleu: float, floor: float = 10.0) -> str:
+    """Whether a small comparison's models learned enough to rank anything (best BLEU)."""
+    if bleu < floor:
+        return (f"Neither model reaches {floor:.0f} BLEU: at this budget both have barely begun "
+                f"to translate, so the comparison shows how the wirings start, not which one is "
+                f"better")
+    return (f"The better model reaches {bleu:.1f} BLEU, so both have learned something to "
+            f"compare")
+
+
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
     """Which source an output translates, from its similarity (e.g. BLEU, 0-100) to the
     translation of the sentence that gave the initial states and to that of the sentence
