@@ -123,9 +123,8 @@ def main(argv=None) -> None:
     print(f"  (live_hidden with a {args.map}-sentence map built in "
           f"{1000 * (time.perf_counter() - start):.0f} ms, once)")
     print(row("live_hidden: new sentence (+ map)", time_changes(box, "sentence", sentences[1:])))
-    print(row("live_hidden: layer 1 <-> 2", time_changes(box, "layer", [1, 2] * (n // 2))))
-    print(row("live_hidden: encoder <-> decoder",
-              time_changes(box, "mode", ["dec", "enc"] * (n // 2))))
+    # layer and encoder/decoder are the view's own buttons: they switch in the browser, with no
+    # kernel round trip to time
 
     box = widgets.live_stepper(model, sentences[0], max_len=cap)
     prefixes = ["Je", "Je suis", "Il", "Nous", "Tu", "Elle est", ""] * n

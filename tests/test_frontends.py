@@ -123,7 +123,7 @@ LIVE_VIEWS = """() => [...document.querySelectorAll('.widget-vbox')]
         box.setAttribute('data-test-live', String(i));
         const v = box.querySelector('.s2sw'), visible = e => e && e.getClientRects().length > 0;
         const shown = s => [...v.querySelectorAll(s)].filter(visible).length;
-        const dropdown = box.querySelector('.widget-dropdown select');
+        const pressed = v.querySelector('[data-group="layer"] button[aria-pressed="true"]');
         return {
             kind: v.className.replace(/.*s2sw-(\\w+).*/, '$1'),
             ready: v.getAttribute('data-ready') === '1',
@@ -132,7 +132,7 @@ LIVE_VIEWS = """() => [...document.querySelectorAll('.widget-vbox')]
             inputs: [...box.querySelectorAll('.widget-text input, .widget-textarea textarea')]
                         .filter(visible).length,
             sliders: [...box.querySelectorAll('.widget-slider')].filter(visible).length,
-            dropdownLayer: dropdown ? dropdown.selectedIndex + 1 : null,
+            pressedLayer: pressed ? +pressed.getAttribute('data-value') : null,
             save: shown('[data-save="html"]'),
             stepSlider: shown('[data-slider="step"], [data-slider="t"]'),
             pruned: shown('[data-toggle="pruned"]'),
@@ -333,9 +333,9 @@ def check_live(v: dict, where: str) -> None:
     elif v["kind"] == "hidden":
         assert v["stepSlider"] == 1, f"{where}: no time-step slider"
         assert len(v["heat"]) == 1, f"{where}: {len(v['heat'])} heatmaps shown, not one"
-        assert v["heat"][0][1] == v["dropdownLayer"], (
-            f"{where}: the heatmap shows layer {v['heat'][0][1]}, the dropdown says "
-            f"{v['dropdownLayer']}")
+        assert v["heat"][0][1] == v["pressedLayer"], (
+            f"{where}: the heatmap shows layer {v['heat'][0][1]}, the pressed layer button "
+            f"says {v['pressedLayer']}")
     elif v["kind"] == "stepper":
         assert v["stepSlider"] == 1 and v["steps"] == 1, f"{where}: steps stacked: {v}"
 

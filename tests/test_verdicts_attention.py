@@ -72,3 +72,17 @@ def test_cost_growth_names_the_build_machine_and_never_says_1x():
     assert "3.0" not in faster and "1x" not in faster and "1.0 times" not in faster
     with pytest.raises(ValueError):
         v.cost_growth(0.0, 1.0, "x", 5, 80)
+
+
+def test_alignment_reading_follows_the_measured_shares():
+    collapsed = v.alignment_reading(0.93, 0.99, True)
+    assert "93 %" in collapsed and "last source token" in collapsed
+    assert "no alignment" in collapsed and "diagonal" not in collapsed
+    blocks = v.alignment_reading(0.1, 0.8, True)
+    assert "80 %" in blocks and "never goes back" in blocks and "diagonal" in blocks
+    mixed = v.alignment_reading(0.1, 0.8, False)
+    assert "goes back to an earlier sentence at least once" in mixed and "diagonal" not in mixed
+    spread = v.alignment_reading(0.1, 0.4, True)
+    assert "40 %" in spread and "diagonal" not in spread
+    with pytest.raises(ValueError, match="last_share"):
+        v.alignment_reading(1.5, 0.5, True)

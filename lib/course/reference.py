@@ -4,9 +4,10 @@
 checked first); the checkpoint published for that key (`make release` writes it, CI publishes it
 as a release asset, see lib.course.release), downloaded once with its sha256 checked against the
 release's manifest; training, with a message that says why. A damaged file or one made for
-another key is deleted, never trusted; a file that merely cannot be read is kept and named. The cache key (`training_key`) hashes the settings below, the corpus
-checksum, the torch version the model is trained with and `lib.train.TRAINING_VERSION`, so a
-change of any of them gives a new model instead of silently showing a stale one.
+another key is deleted, never trusted; a file that merely cannot be read is kept and named.
+The cache key (`training_key`) hashes the settings below, the corpus checksum, the torch
+version the model is trained with and `lib.train.TRAINING_VERSION`, so a change of any of them
+gives a new model instead of silently showing a stale one.
 
     python -m lib.course.reference --train     # (re)train, then print held-out BLEU and minutes
 """

@@ -552,3 +552,27 @@ def all_or_count(n_true: int, n: int) -> str:
     if not 0 <= n_true <= n:
         raise ValueError(f"expected 0 <= {n_true} <= {n}")
     return f"all {n:,}" if n_true == n else f"{n_true:,} of {n:,}"
+
+
+def alignment_reading(last_share: float, block_share: float, in_order: bool) -> str:
+    """What a heatmap of a joined source shows, from measured shares (0-1) of attention weight.
+
+    last_share: the mean weight each output row puts on the last source token; block_share:
+    the mean weight a row puts on the sentence it draws on most; in_order: whether that
+    sentence never goes back as the output advances. A model that puts most of its weight on
+    the last token is reading back the final summary, not aligning: no block claim then.
+    """
+    for name, share in (("last_share", last_share), ("block_share", block_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
+    if last_share >= 0.5:
+        return (f"each output row puts on average {100 * last_share:.0f} % of its weight on the "
+                f"last source token, whatever word it writes: the model reads back the summary "
+                f"at the end of the source, the context its decoder was trained with, instead "
+                f"of aligning words, so these heatmaps show no alignment to read")
+    order = ("never goes back to an earlier sentence" if in_order
+             else "goes back to an earlier sentence at least once")
+    return (f"a row puts on average {100 * block_share:.0f} % of its weight on one sentence, the "
+            f"one it draws on most, and as the output advances that sentence {order}"
+            + (": blocks along the diagonal, one sentence translated after the other"
+               if in_order and block_share >= 0.5 else ""))
