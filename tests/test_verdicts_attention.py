@@ -75,14 +75,14 @@ def test_cost_growth_names_the_build_machine_and_never_says_1x():
 
 
 def test_alignment_reading_follows_the_measured_shares():
-    collapsed = v.alignment_reading(0.93, 0.99, True)
+    collapsed = v.alignment_reading(0.93, 0.99, True, 0.4)
     assert "93 %" in collapsed and "last source token" in collapsed
     assert "no alignment" in collapsed and "diagonal" not in collapsed
-    blocks = v.alignment_reading(0.1, 0.8, True)
+    blocks = v.alignment_reading(0.1, 0.8, True, 0.35)
     assert "80 %" in blocks and "never goes back" in blocks and "diagonal" in blocks
-    mixed = v.alignment_reading(0.1, 0.8, False)
+    mixed = v.alignment_reading(0.1, 0.8, False, 0.35)
     assert "goes back to an earlier sentence at least once" in mixed and "diagonal" not in mixed
-    spread = v.alignment_reading(0.1, 0.4, True)
-    assert "40 %" in spread and "diagonal" not in spread
+    even = v.alignment_reading(0.1, 0.45, True, 0.35)
+    assert "no blocks" in even and "diagonal" not in even
     with pytest.raises(ValueError, match="last_share"):
         v.alignment_reading(1.5, 0.5, True)

@@ -534,9 +534,9 @@ def long_input_conclusion(lo: float, hi: float) -> str:
         return ("At this budget attention does worse on the long inputs: its new layer "
                 "started from random weights and had as few steps as the rest to learn, so "
                 "this run shows the cost of a new layer, not a verdict on the bottleneck")
-    return ("At this budget the two copies cannot be told apart on the long inputs: what "
-            "limits both is how little they have trained on long inputs, not yet the single "
-            "vector, so this run neither shows the bottleneck nor its removal")
+    return ("At this budget the two copies cannot be told apart on the long inputs, so this run "
+            "neither shows the bottleneck nor its removal; whether the attention copy had "
+            "learned to attend at all, the alignments below say")
 
 
 def cost_growth(short: float, long: float, what: str, short_len: int, long_len: int) -> str:
@@ -554,25 +554,36 @@ def all_or_count(n_true: int, n: int) -> str:
     return f"all {n:,}" if n_true == n else f"{n_true:,} of {n:,}"
 
 
-def alignment_reading(last_share: float, block_share: float, in_order: bool) -> str:
-    """What a heatmap of a joined source shows, from measured shares (0-1) of attention weight.
+def alignment_reading(last_share: float, block_share: float, in_order: bool,
+                      uniform_share: float = 0.0) -> str:
+    """What a heatmap of a joined source shows, from measured shares (0-1).
 
-    last_share: the mean weight each output row puts on the last source token; block_share:
-    the mean weight a row puts on the sentence it draws on most; in_order: whether that
-    sentence never goes back as the output advances. A model that puts most of its weight on
-    the last token is reading back the final summary, not aligning: no block claim then.
+    last_share: the share of output rows whose strongest column is the last source token (the
+    largest over the sources shown); block_share: the mean weight a row puts on the sentence it
+    draws on most, and uniform_share what uniform weights would put there; in_order: whether
+    that sentence never goes back as the output advances. Rows that mostly look at the last
+    token read back the final summary, not an alignment: no block claim then, nor when the
+    blocks hold little more than uniform weights would.
     """
-    for name, share in (("last_share", last_share), ("block_share", block_share)):
+    for name, share in (("last_share", last_share), ("block_share", block_share),
+                        ("uniform_share", uniform_share)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
     if last_share >= 0.5:
-        return (f"each output row puts on average {100 * last_share:.0f} % of its weight on the "
-                f"last source token, whatever word it writes: the model reads back the summary "
-                f"at the end of the source, the context its decoder was trained with, instead "
-                f"of aligning words, so these heatmaps show no alignment to read")
+        return (f"on at least one of these sources the strongest column of {100 * last_share:.0f} "
+                f"% of the output rows is the last source token, whatever word they write: the "
+                f"model reads back the summary at the end of the source, the context its decoder "
+                f"was trained with, instead of aligning words, so these heatmaps show no "
+                f"alignment to read and the fine-tuned copy is no control for the bottleneck")
+    if block_share < uniform_share + 0.15:
+        return (f"a row puts on average {100 * block_share:.0f} % of its weight on the sentence "
+                f"it draws on most, where weights spread evenly would put up to "
+                f"{100 * uniform_share:.0f} %: no blocks to speak of")
     order = ("never goes back to an earlier sentence" if in_order
              else "goes back to an earlier sentence at least once")
     return (f"a row puts on average {100 * block_share:.0f} % of its weight on one sentence, the "
-            f"one it draws on most, and as the output advances that sentence {order}"
+            f"one it draws on most (evenly spread weights would put up to "
+            f"{100 * uniform_share:.0f} %), "
+            f"and as the output advances that sentence {order}"
             + (": blocks along the diagonal, one sentence translated after the other"
                if in_order and block_share >= 0.5 else ""))
