@@ -413,6 +413,74 @@ def test_a_config_that_is_not_a_dict_of_fields(saved, tmp_path, config, words):
         checkpoint.read(bad)
 
 
+def _with_int64_weights(blob):
+    name = "decoder.head.proj.bias"
+    return {**blob, "state_dict": {**blob["state_dict"], name: torch.arange(
+        blob["state_dict"][name].numel())}}
+
+
+def _with_a_nan_weight(blob):
+    state = dict(blob["state_dict"])
+    weight = state["encoder.embedding.weight"].clone()
+    weight[3, 1] = float("nan")
+    return {**blob, "state_dict": {**state, "encoder.embedding.weight": weight}}
+
+
+# Well-typed files whose values no model can have: each is refused at load, naming the problem,
+# not built into a model (max_src_len=-1 refused every sentence, max_tgt_len=0 decoded nothing,
+# integer weights were cast silently, a NaN weight translated nonsense) nor escaping as TypeError.
+MALFORMED = {
+    "max_src_len=-1": (lambda b: {**b, "config": {**b["config"], "max_src_len": -1}},
+                       "max_src_len must be at least 1, got -1"),
+    "max_tgt_len=0": (lambda b: {**b, "config": {**b["config"], "max_tgt_len": 0}},
+                      "max_tgt_len must be at least 1, got 0"),
+    "hidden_size=0": (lambda b: {**b, "config": {**b["config"], "hidden_size": 0}},
+                      "hidden_size must be at least 1, got 0"),
+    "dropout=nan": (lambda b: {**b, "config": {**b["config"], "dropout": float("nan")}},
+                    "dropout must be between 0 and 1, got nan"),
+    "int64 weights": (_with_int64_weights, "the weight 'decoder.head.proj.bias' is torch.int64, "
+                                           "not floating point"),
+    "NaN weight": (_with_a_nan_weight, "the weight 'encoder.embedding.weight' holds 1 NaN or "
+                                       "infinite value"),
+    "weight not a tensor": (lambda b: {**b, "state_dict": {**b["state_dict"],
+                                                           "decoder.head.proj.bias": [0.0] * 10}},
+                            "the weight 'decoder.head.proj.bias' is a list, not a tensor"),
+    "state_dict a list": (lambda b: {**b, "state_dict": list(b["state_dict"].values())},
+                          "state_dict must be a dict of named tensors, got list"),
+    "token not a string": (lambda b: {**b, "src_itos": b["src_itos"][:5] + [7]
+                                      + b["src_itos"][6:]},
+                           "src_itos must list strings: its entry 5 is 7 (int)"),
+    "vocabulary not a list": (lambda b: {**b, "tgt_itos": "<pad><unk>"},
+                              "tgt_itos must be a list of tokens, got str"),
+    "extra a list": (lambda b: {**b, "extra": [1, 2]}, "extra must be a dict, got list"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_a_checkpoint_with_values_no_model_can_have_is_refused_by_name(saved, tmp_path, case):
+    _, path = saved
+    change, words = MALFORMED[case]
+    bad = tmp_path / "malformed.pt"
+    torch.save(change(checkpoint.read(path)), bad)
+    with pytest.raises(CheckpointError, match=_named(bad) + ".*" + re.escape(words)):
+        checkpoint.read(bad)
+    with pytest.raises(CheckpointError, match=_named(bad) + ".*" + re.escape(words)):
+        checkpoint.load(bad, device="cpu")
+
+
+def test_the_load_checks_accept_every_checkpoint_save_writes(saved, tmp_path):
+    """The refusals above are not too eager: a one-word limit, dropout 0, half precision,
+    an empty `extra` and an attention model all load."""
+    model = tiny_model(max_src_len=1, max_tgt_len=1, dropout=0.0)
+    for name, kwargs in [("edge", {}), ("half", {"dtype": torch.float16})]:
+        path = checkpoint.save(model, tmp_path / f"{name}.pt", **kwargs)
+        assert checkpoint.load(path, device="cpu").config == model.config
+    attention = Seq2Seq(ModelConfig(len(SRC), len(TGT), emb_dim=4, hidden_size=6, num_layers=1,
+                                    attention=True), SRC, TGT)
+    path = checkpoint.save(attention, tmp_path / "attention.pt")
+    assert checkpoint.load(path, device="cpu").extra == {}
+
+
 def test_checkpoint_error_is_a_value_error():
     assert issubclass(CheckpointError, ValueError)
 

@@ -192,6 +192,9 @@ def read(path: str | os.PathLike) -> dict:
     problem = config_problem(blob.get("config"))
     if problem:
         raise CheckpointError(f"checkpoint {path} has an invalid config: {problem}")
+    problem = contents_problem(blob)
+    if problem:
+        raise CheckpointError(f"checkpoint {path} holds what no model can have: {problem}")
     return blob
 
 
@@ -201,7 +204,8 @@ _FIELD_CHECKS = {int: (is_int, "an integer"), float: (is_number, "a number"),
 
 def config_problem(config) -> str | None:
     """What is wrong with a stored config dict (None if nothing): every ModelConfig field
-    present, no other, each of its declared type (a bool is not an int, "0.1" not a float)."""
+    present, no other, each of its declared type (a bool is not an int, "0.1" not a float),
+    sizes and lengths at least 1 and dropout between 0 and 1."""
     if not isinstance(config, dict):
         return f"expected a dict of ModelConfig fields, got {type(config).__name__}"
     types = typing.get_type_hints(ModelConfig)
@@ -217,6 +221,50 @@ def config_problem(config) -> str | None:
         ok, kind = _FIELD_CHECKS[types[name]]
         if not ok(config[name]):
             return f"{name} must be {kind}, got {config[name]!r} ({type(config[name]).__name__})"
+    value = config.get("dropout", 0.0)
+    if not 0 <= value <= 1:  # also false for NaN
+        return f"dropout must be between 0 and 1, got {value!r}"
+    for name in _SIZES:
+        if name in config and config[name] < 1:
+            return f"{name} must be at least 1, got {config[name]!r}"
+    return None
+
+
+# Counts and lengths: a model with none of them cannot be built, and a sentence limit of 0 or
+# less would refuse every sentence (max_src_len) or decode nothing (max_tgt_len).
+_SIZES = ("src_vocab_size", "tgt_vocab_size", "emb_dim", "hidden_size", "num_layers",
+          "max_src_len", "max_tgt_len")
+
+
+def contents_problem(blob: dict) -> str | None:
+    """What is wrong with a checkpoint's vocabularies, weights or `extra` (None if nothing).
+
+    A safe load only says the file holds plain data; this says it is data a model can have:
+    lists of string tokens, a dict of named floating-point tensors with finite values (an
+    integer tensor would be cast silently, a NaN translates nonsense) and a dict of extras.
+    Missing entries are left to `load`, which names them.
+    """
+    for name in ("src_itos", "tgt_itos"):
+        tokens = blob.get(name, [])
+        if not isinstance(tokens, list):
+            return f"{name} must be a list of tokens, got {type(tokens).__name__}"
+        odd = next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)
+        if odd is not None:
+            return (f"{name} must list strings: its entry {odd} is {tokens[odd]!r} "
+                    f"({type(tokens[odd]).__name__})")
+    state = blob.get("state_dict", {})
+    if not isinstance(state, dict):
+        return f"state_dict must be a dict of named tensors, got {type(state).__name__}"
+    for key, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            return f"the weight {key!r} is a {type(value).__name__}, not a tensor"
+        if not value.is_floating_point():
+            return f"the weight {key!r} is {value.dtype}, not floating point"
+        bad = int((~torch.isfinite(value)).sum())
+        if bad:
+            return f"the weight {key!r} holds {bad} NaN or infinite value{'s' * (bad > 1)}"
+    if not isinstance(blob.get("extra", {}), dict):
+        return f"extra must be a dict, got {type(blob['extra']).__name__}"
     return None
 
 
