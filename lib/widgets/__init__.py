@@ -9,15 +9,16 @@ JavaScript (no network, no require.js): they work in Jupyter, in Colab and on th
     widgets.beam_explorer(model, "I am cold.", beam_size=3)
     widgets.decoder_stepper(model, "I am cold.", prefix="Je suis")
     widgets.bleu_explorer("Le chat est sur le tapis.", ["Le chat est assis sur le tapis."])
-    widgets.live_beam(model)        # and live_hidden, live_stepper, live_bleu
+    widgets.attention_explorer(attention_model, "I am cold.")   # ModelConfig.attention=True
+    widgets.live_beam(model)        # and live_hidden, live_stepper, live_bleu, live_attention
 
 Every view has `save_html(path)`. Importing this package imports nothing heavy: each name is
 loaded from its module on first use (ipywidgets only when a live widget is built).
 
 The modules: `trace` (capture records; with `runtime`, `layers`, `decode`, `pca`), one module
-per view (`hidden`, `map_view`, `beam`, `stepper`, `bleu_view`), each computing its view's
-data for `render`, whose JavaScript (in `static/`) draws it, and `live` (the ipywidgets
-controls).
+per view (`hidden`, `map_view`, `beam`, `stepper`, `bleu_view`, `attention_view`), each
+computing its view's data for `render`, whose JavaScript (in `static/`) draws it, and `live`
+(the ipywidgets controls; `attention_view` holds its own live widget).
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ _EXPORTS = {
     "decoder_stepper": "stepper", "StepperView": "stepper",
     "bleu_explorer": "bleu_view", "bleu_breakdown": "bleu_view", "BleuView": "bleu_view",
     "BleuTrace": "bleu_view",
+    "attention_explorer": "attention_view", "AttentionView": "attention_view",
     # live widgets
     "live_beam": "live", "live_hidden": "live", "live_stepper": "live", "live_bleu": "live",
+    "live_attention": "attention_view",
     # captured data
     "capture_hidden": "trace", "capture_steps": "trace", "capture_beam": "trace",
     "capture_contexts": "trace", "HiddenTrace": "trace", "StepTrace": "trace",
     "BeamCapture": "trace", "ContextMap": "trace",
+    "capture_attention": "attention_view", "AttentionTrace": "attention_view",
     "View": "render",
 }
 

@@ -15,6 +15,8 @@ hidden and beam drawings with data it computes in the browser):
     beam (BeamView)           static/beam.js, S2S.draw.beam: the tree, captions, summary, table
     stepper (StepperView)     static/stepper.js, S2S.draw.stepper: token chips and top-k bars
     bleu (BleuView)           static/bleu.js, S2S.draw.bleu: marked tokens, counts, formula
+    attention (AttentionView) static/attention.js, S2S.draw.attention: the weights' heatmap,
+                              built up step by step, and the step buttons
 
 Without JavaScript a view shows a short <noscript> text in its place (its sentence and result,
 and that JavaScript draws it): the website, Colab and Jupyter all run JavaScript, and a saved
