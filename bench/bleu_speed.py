@@ -23,7 +23,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import sacrebleu
+
 from bench.common import cpu_model
+from lib import bleu
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"
@@ -101,10 +104,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1 or args.sentences < 1:
         parser.error("--repeats and --sentences must be at least 1")
-
-    import sacrebleu
-
-    from lib import bleu
 
     if args.data.exists():
         hyps, refs = french_corpus(args.data, args.sentences, args.seed)

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from nbclient import NotebookClient
+
 from lib.course import reference
 from scripts import toc
 
@@ -62,8 +64,6 @@ def timed(cmd: list[str], env: dict) -> tuple[float, str]:
 
 def nbclient_times(env: dict) -> dict[str, float]:
     """Fallback: execute each chapter notebook with nbclient, as the build would."""
-    from nbclient import NotebookClient
-
     os.environ.update(env)
     out = {}
     for page in toc.notebooks():  # chapter sources: MyST Markdown (or .ipynb) notebooks

@@ -32,7 +32,10 @@ import torch
 from bench.common import cpu_model
 from lib import search
 from lib.checks import search as checks_search
+from lib.course import checkpoint
+from lib.course.reference import MODEL, pretrained
 from lib.data import PAD, SPECIALS, DataConfig, detokenize, load_corpus
+from lib.device import pick_device
 from lib.evaluate import sacrebleu_score
 from lib.model import ModelConfig, Seq2Seq
 
@@ -44,22 +47,14 @@ TARGET_GREEDY_RATIO = 3.0  # batched beam-5 takes at most this many times greedy
 
 def load_model(args, corpus):
     """-> (model in eval mode, a line saying which model it is)."""
-    from lib.device import pick_device
-
     device = pick_device(args.device)
     if args.random_model:
-        from lib.course.reference import MODEL
-
         torch.manual_seed(0)
         config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)
         model = Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab).to(device).eval()
         return model, "random weights, reference sizes (timings only: its BLEU means nothing)"
     if args.checkpoint:
-        from lib.course import checkpoint
-
         return checkpoint.load(args.checkpoint, device=device), f"checkpoint {args.checkpoint}"
-    from lib.course.reference import pretrained
-
     try:
         model = pretrained(device=device, train=False, progress=False)
     except FileNotFoundError as e:

@@ -46,7 +46,11 @@ import time
 import traceback
 from pathlib import Path
 
+import torch
+from nbclient import NotebookClient
+
 from bench.common import cpu_model
+from lib.course import checkpoint, reference
 from scripts import toc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,8 +76,6 @@ def _save(results: dict, out: Path) -> None:
 
 
 def machine_info() -> dict:
-    import torch
-
     info = {"python": platform.python_version(), "torch": torch.__version__,
             "cuda_runtime": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
             "cudnn": torch.backends.cudnn.version() if torch.cuda.is_available() else None}
@@ -94,8 +96,6 @@ def machine_info() -> dict:
 
 def ensure_reference(device: str | None) -> dict:
     """Run `python -m lib.course.reference --ensure` (training if needed); read what it recorded."""
-    from lib.course import checkpoint, reference
-
     path = reference.cache_path()
     cached = path.is_file()
     cmd = [sys.executable, "-m", "lib.course.reference", "--ensure"] + (["--device", device]
@@ -175,8 +175,6 @@ def run_chapter(page: str, cell_timeout: int = CELL_TIMEOUT) -> dict:
     A cell that runs past `cell_timeout` is interrupted (KeyboardInterrupt in the kernel, so
     its traceback, recorded as the cell's error, shows where it was) and the next cells run.
     """
-    from nbclient import NotebookClient
-
     nb = toc.read(toc.source(page, ROOT))
     client = NotebookClient(nb, timeout=cell_timeout, interrupt_on_timeout=True,
                             kernel_name="python3", allow_errors=True, record_timing=True,
@@ -281,8 +279,6 @@ def main(argv=None) -> None:
         return
     if args.out is None:
         parser.error("give the JSON output path (or --markdown JSON)")
-
-    import torch
 
     cmd = " ".join(["python", "-m", "bench.gpu_chapters"] + list(sys.argv[1:] if argv is None
                                                                else argv))

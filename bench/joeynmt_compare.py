@@ -49,6 +49,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lib import search
+from lib.course import reference
+from lib.data import load_corpus, tokenize
+
 ROOT = Path(__file__).resolve().parents[1]
 
 BUILD = ROOT / "_build" / "bench"
@@ -117,8 +121,6 @@ def export_data(corpus, out: Path) -> dict:
     first reference (JoeyNMT takes one per line); `test_refs.json` keeps all of them, and BLEU
     is computed from the hypotheses by lib.data.detokenize + sacrebleu, as lib.evaluate does.
     """
-    from lib.data import tokenize
-
     out.mkdir(parents=True, exist_ok=True)
     tok = lambda s: " ".join(tokenize(s))  # noqa: E731
     parts = {"train": corpus.split.train,
@@ -247,10 +249,6 @@ def write_config(cfg: dict, path: Path) -> Path:
 
 def prepare(kind: str, **overrides) -> Path:
     """Export the data (once per run) and write the config for one kind of run."""
-    from lib import search
-    from lib.course import reference
-    from lib.data import load_corpus
-
     corpus = load_corpus(reference.DATA)
     data_dir = WORK / "data"
     export_data(corpus, data_dir)
@@ -293,8 +291,6 @@ def main(argv=None) -> None:
                       logging_freq=max(1, min(args.warmup, 10)), recipe=args.recipe)
         result = run_worker("throughput", str(cfg), "--warmup", str(args.warmup))
     elif args.mode == "train":
-        from lib.course import reference
-
         every = args.eval_every or reference.TRAIN.eval_every or 100
         cfg = prepare("train", validation_freq=every,
                       logging_freq=log_freq(every), recipe=args.recipe)

@@ -26,10 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
 from bench import report
 from bench.common import cpu_model
 from bench.joeynmt_compare import ensure_venv, venv_python
 from bench.training import WARMUP
+from lib.course import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "bench"
@@ -57,8 +60,6 @@ def run_json(cmd: list[str], json_arg: bool = True) -> dict:
 def machine(threads: int) -> dict:
     with open("/proc/meminfo") as f:
         ram_kib = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
-    import torch
-
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "ram_gib": ram_kib / 2**20,
             "threads": threads, "os": platform.platform(), "python": platform.python_version(),
             "torch": torch.__version__, "load_start": os.getloadavg()[0]}
@@ -86,11 +87,7 @@ def main() -> None:
     eval_every = 20 if quick else None  # None: lib.course.reference.TRAIN.eval_every
     py, bench_py = sys.executable, str(venv_python())
     OUT.mkdir(parents=True, exist_ok=True)
-    import torch
-
     setup = ensure_venv(log=lambda m: print(m, file=sys.stderr))
-    from lib.course import reference
-
     key = reference.reference_key()  # the report names it; tests fail when it goes stale
     results: dict = {"machine": machine(torch.get_num_threads()),
                      "versions": setup["versions"], "install": setup["install"],

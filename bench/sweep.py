@@ -22,14 +22,20 @@ import math
 import time
 from pathlib import Path
 
+import torch
+
+from lib.data import DataConfig, load_corpus
+from lib.encoder import Encoder
+from lib.evaluate import evaluate_bleu
+from lib.model import ModelConfig, Seq2Seq
+from lib.train import TrainConfig, train
+
 BASE_MODEL = dict(emb_dim=256, hidden_size=512, num_layers=2, dropout=0.2, feed_context=True)
 BASE_TRAIN = dict(epochs=7, batch_size=256, lr=3e-3)
 
 
 def reverse_source(encoder_cls) -> None:
     """Make the encoder read every source sentence backwards (its padding stays at the end)."""
-    import torch
-
     forward = encoder_cls.forward
 
     def reversed_forward(self, src, lengths):
@@ -42,14 +48,6 @@ def reverse_source(encoder_cls) -> None:
 
 
 def run(variant: dict, out_dir: Path, device: str = "cuda") -> dict:
-    import torch
-
-    from lib.data import DataConfig, load_corpus
-    from lib.encoder import Encoder
-    from lib.evaluate import evaluate_bleu
-    from lib.model import ModelConfig, Seq2Seq
-    from lib.train import TrainConfig, train
-
     corpus = load_corpus(DataConfig(min_freq=variant.get("min_freq", 3)))
     model_kw = {**BASE_MODEL, **variant.get("model", {})}
     train_kw = {**BASE_TRAIN, **variant.get("train", {})}

@@ -24,8 +24,9 @@ from pathlib import Path
 import torch
 
 from bench.common import cpu_model
-from lib.course import reference
+from lib.course import checkpoint, reference
 from lib.data import load_corpus, make_batches
+from lib.evaluate import evaluate_bleu
 from lib.head import shortlist_ids
 from lib.model import ModelConfig, Seq2Seq
 from lib.train import batch_loss
@@ -139,9 +140,6 @@ def main() -> None:
             "params": runs[0]["params"], "threads": torch.get_num_threads(),
             "batch_size": reference.TRAIN.batch_size, "model": reference.MODEL}))
     if args.reference:
-        from lib.course import checkpoint
-        from lib.evaluate import evaluate_bleu
-
         path = reference.cache_path()
         if not path.is_file():
             print(f"no cached reference model at {path}: run `make train` first")

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import torch
 
+import lib
 from lib import widgets
-from lib.data import DataConfig, load_corpus
+from lib.course.reference import MODEL
+from lib.data import DataConfig, load_corpus, tokenize
 from lib.model import ModelConfig, Seq2Seq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,13 +43,9 @@ def reference_sized_model(device: str) -> tuple[Seq2Seq, str, list]:
     corpus = load_corpus(DataConfig())
     tests = corpus.split.test
     try:
-        import lib
-
         model = lib.pretrained(device=device, download=False, train=False, progress=False)
         return model.eval(), "the cached reference model (lib.pretrained)", tests
     except FileNotFoundError:
-        from lib.course.reference import MODEL
-
         torch.manual_seed(0)
         config = ModelConfig(len(corpus.src_vocab), len(corpus.tgt_vocab), **MODEL)
         model = Seq2Seq(config, corpus.src_vocab, corpus.tgt_vocab).to(device).eval()
@@ -56,8 +54,6 @@ def reference_sized_model(device: str) -> tuple[Seq2Seq, str, list]:
 
 def typical_length(pairs) -> int:
     """Tokens (with <eos>) that 90% of the test references fit in."""
-    from lib.data import tokenize
-
     lengths = sorted(len(tokenize(ref)) + 1 for _, refs in pairs for ref in refs)
     return lengths[int(0.9 * (len(lengths) - 1))]
 

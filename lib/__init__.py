@@ -9,6 +9,8 @@ __version__ = "0.1.0"
 
 def pretrained(device=None, download: bool = True, train: bool = True, progress: bool = True):
     """The course's reference model (see `lib.course.reference`): cached, downloaded or trained."""
+    # Imported here: at the top, `import lib` (which every submodule runs first) would load
+    # torch and the whole model for lib.bleu too, and reference imports half of lib back.
     from lib.course.reference import pretrained as _pretrained
 
     return _pretrained(device=device, download=download, train=train, progress=progress)

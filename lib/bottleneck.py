@@ -18,13 +18,29 @@ is the same model family and the same code as the course's translator, only smal
 
 from __future__ import annotations
 
+import sys
+import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import torch
 
+import lib.attention
+import lib.data
+import lib.decoder
+import lib.encoder
+import lib.head
+import lib.model
+import lib.reversal
+import lib.search
+import lib.train
+from lib.attention import attention_weights
+from lib.course import memo
+from lib.data import EOS, pad
 from lib.reversal import reversal_examples, reversal_model
+from lib.search import greedy
+from lib.train import TrainConfig, train
 from lib.validate import is_int
 
 
@@ -81,8 +97,6 @@ def train_reversal(config: BottleneckConfig = BottleneckConfig()):
     thread: a model this small gains nothing from more, and on a busy machine several threads
     wait for each other. Returns (model, History); the same config gives the same weights.
     """
-    from lib.train import TrainConfig, train
-
     model = reversal_model(config.seed, hidden=config.hidden, attention=config.attention,
                            max_len=config.max_len + 5)
     examples = reversal_examples(config.n_train, config.seed, config.min_len, config.max_len)
@@ -109,9 +123,6 @@ def score_outputs(outputs: list[list[int]], targets: list[list[int]]) -> Accurac
 @torch.no_grad()
 def decode(model, sources: list[list[int]]) -> list[list[int]]:
     """Greedy outputs (ids, up to the first <eos>) for a list of source id lists."""
-    from lib.data import EOS, pad
-    from lib.search import greedy
-
     src = pad(sources).to(model.device)  # (B, S)
     lengths = torch.tensor([len(s) for s in sources])  # (B,)
     cap = max(len(s) for s in sources) + 5  # room for <eos> and for a run that overshoots
@@ -139,11 +150,6 @@ def run_test(config: BottleneckConfig, example_len: int = 20) -> dict:
     seconds, steps and final loss of training, the loss curve {"step": [...], "loss": [...]},
     {length: [sequence, token, n]} accuracies, and one sequence of `example_len` digits with
     the model's answer, as text, and (attention models) the weights (T, S) it wrote it with."""
-    import time
-
-    from lib.attention import attention_weights
-    from lib.data import EOS
-
     start = time.perf_counter()
     model, history = train_reversal(config)
     seconds = time.perf_counter() - start
@@ -187,20 +193,6 @@ def cached_tests(configs: dict) -> dict:
 
     table is {length: Accuracy}, result the whole JSON result.
     """
-    import sys
-    from dataclasses import asdict
-
-    import lib.attention
-    import lib.data
-    import lib.decoder
-    import lib.encoder
-    import lib.head
-    import lib.model
-    import lib.reversal
-    import lib.search
-    import lib.train
-    from lib.course import memo
-
     code = (sys.modules[__name__], lib.reversal, lib.model, lib.encoder, lib.decoder,
             lib.attention, lib.head, lib.train, lib.search, lib.data)
     keys = {label: asdict(c) for label, c in configs.items()}  # each trains on one thread

@@ -19,11 +19,16 @@ import random
 import re
 import sys
 import unicodedata
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass
+from numbers import Integral
 from pathlib import Path
 
 import torch
+
+from lib.course import download, memo
+from lib.validate import is_int
 
 PAD, UNK, SOS, EOS = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<unk>", "<sos>", "<eos>")
@@ -139,8 +144,6 @@ class Vocab:
     def decode(self, ids, strip: bool = True) -> list[str]:
         """Ids to tokens; with `strip`, stop at <eos> and drop <pad>/<sos>. An id outside the
         vocabulary is an error: Python would read -1 as the last token."""
-        from numbers import Integral
-
         out = []
         for i in (ids.tolist() if torch.is_tensor(ids) else ids):
             if isinstance(i, bool) or not isinstance(i, Integral) or not 0 <= i < len(self.itos):
@@ -188,15 +191,11 @@ def corpus_path(public: bool = False) -> Path:
     today's public file instead: it is regenerated upstream, so its first pairs, the split and
     every number in the course differ from the website's.
     """
-    if public:
-        import warnings
-
-        from lib.course.download import fetch_corpus  # the only path that touches the network
-
+    if public:  # the only path that touches the network
         warnings.warn("using today's public Tatoeba file, not the course's corpus: the split, "
                       "the vocabularies and every measured number will differ from the course's",
                       stacklevel=2)
-        return Path(fetch_corpus())
+        return Path(download.fetch_corpus())
     if os.environ.get(DATA_ENV):
         path = Path(os.environ[DATA_ENV]).expanduser()
         if not path.is_file():
@@ -227,8 +226,6 @@ def read_pairs(path: str | os.PathLike | None = None, limit: int | None = CORPUS
     attribution column, plain or gzipped. `limit` keeps the first pairs only (the course's copy
     holds exactly 76,036; a newer public file's first 76,036 are a different corpus).
     """
-    from lib.validate import is_int
-
     if limit is not None and (not is_int(limit) or limit < 1):  # True would read one pair
         raise ValueError(f"limit must be a whole number of pairs >= 1 or None, got {limit!r}")
     path = Path(path) if path is not None else corpus_path()
@@ -407,8 +404,6 @@ def load_corpus(config: DataConfig = DataConfig(), path=None, cache: bool = True
     """
     if not cache:
         return build_corpus(config, path)
-    from lib.course import memo
-
     file = Path(path) if path is not None else corpus_path()
     key = {"config": asdict(config), "corpus": corpus_sha256(file)}
     stored = memo.cached("corpus", key, lambda: _corpus_to_json(build_corpus(config, file)),

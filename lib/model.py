@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from lib import search
 from lib.data import UNK, Vocab, detokenize, tokenize
 from lib.decoder import Decoder
 from lib.encoder import Encoder
@@ -119,8 +120,6 @@ class Seq2Seq(nn.Module):
         Each output stops at <eos> or at its length cap: max_len (default config.max_tgt_len)
         and at most 2 * S + 6 tokens for a source of S tokens (`lib.search.SOURCE_CAP`).
         """
-        from lib import search  # search builds on this module
-
         search.check_beam(self, beam_size)  # before `== 1`: True and 1.0 are refused
         src, lengths = self.prepare(sentences)
         was_training = self.training

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import random
 
+import torch
+
 from lib.data import SPECIALS, Vocab
+from lib.model import ModelConfig, Seq2Seq
 
 DIGITS = 8  # distinct symbols: enough for sequences to differ, few enough to learn in seconds
 
@@ -56,10 +59,6 @@ def reversal_model(seed: int = 0, hidden: int = 64, attention: bool = False,
     initial weights of every other layer included (same seed), is the same model. `max_len`
     caps the source and the output, in digits.
     """
-    import torch
-
-    from lib.model import ModelConfig, Seq2Seq
-
     src, tgt = vocab("en"), vocab("fr")
     torch.manual_seed(seed)
     config = ModelConfig(len(src), len(tgt), emb_dim=16, hidden_size=hidden, num_layers=1,

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import torch
 
 from lib.data import EOS, SOS, SPECIALS, UNK, Vocab
+from lib.model import ModelConfig, Seq2Seq
 
 EOS_TEXT = SPECIALS[EOS]
 
@@ -152,8 +153,6 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
     bias for <eos>, so greedy decoding ends early on some sentences and hits the cap on others.
     The model is in eval mode unless `dropout` is set, when it is left in training mode.
     """
-    from lib.model import ModelConfig, Seq2Seq
-
     if shared_words is not None:
         src_vocab = tgt_vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(shared_words)])
     src_vocab = src_vocab or Vocab(list(SPECIALS) + [f"en{i}" for i in range(src_words)])

@@ -27,6 +27,10 @@ import sys
 import time
 from pathlib import Path
 
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 
@@ -204,10 +208,6 @@ def run_notebook(nb, env: Path, cwd: Path, env_vars: dict[str, str] | None = Non
 
     Raises nbclient's CellExecutionError, which names the failing cell and its traceback.
     """
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
-
     kernels = KernelSpecManager(kernel_dirs=[str(env / "share" / "jupyter" / "kernels")])
     km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernels)
     client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=False,

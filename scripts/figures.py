@@ -22,6 +22,9 @@ import re
 import sys
 from pathlib import Path
 
+from lib import bleu, search
+from lib.toy import TableModel, walkthrough_table
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "book" / "figures"
 
@@ -538,9 +541,6 @@ def teacher_forcing() -> Svg:
 
 
 def beam_walk() -> Svg:
-    from lib import search
-    from lib.toy import TableModel, walkthrough_table
-
     walk = TableModel(walkthrough_table(), max_len=3)
     src, lengths = walk.inputs()
     alpha = 1.0
@@ -640,8 +640,6 @@ BLEU_REFS = ("le chat dort sur le tapis.", "un chat dort sur le canapé du salon
 
 
 def bleu_example() -> Svg:
-    from lib import bleu
-
     hyp = bleu.tokenize(BLEU_HYP)
     refs = [bleu.tokenize(r) for r in BLEU_REFS]
     one, two = (bleu.clipped_matches(hyp, refs, n) for n in (1, 2))

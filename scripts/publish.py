@@ -16,6 +16,7 @@ never touched (the workflow runs it in the checkout it has just built the site f
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -119,8 +120,6 @@ def _bleu_lines(bleu: dict, path: Path, field: str, label: str = "") -> list[str
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
-
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

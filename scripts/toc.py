@@ -9,8 +9,13 @@ that needs a chapter as a notebook reads it through `read()` here, which also ac
 
 from __future__ import annotations
 
+import argparse
+import subprocess
+import sys
 from pathlib import Path
 
+import jupytext
+import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,9 +84,6 @@ def notebooks(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
 
 def read(path: Path):
     """A chapter source as an nbformat v4 notebook (MyST Markdown through jupytext, or .ipynb)."""
-    import jupytext
-    import nbformat
-
     path = Path(path)
     if path.suffix == ".ipynb":
         return nbformat.read(path, as_version=4)
@@ -92,9 +94,6 @@ def read(path: Path):
 
 def write(nb, path: Path) -> None:
     """Write `nb` back in the format of `path` (the inverse of `read`)."""
-    import jupytext
-    import nbformat
-
     path = Path(path)
     if path.suffix == ".ipynb":
         nbformat.write(nb, path)
@@ -106,11 +105,6 @@ def lint(paths: list[Path] | None = None, root: Path = ROOT) -> tuple[int, str]:
     """ruff on the chapters' code cells: ruff reads .ipynb but not MyST Markdown, so each
     chapter goes to it as the notebook it is, on stdin, under its own path (so the project's
     settings and first-party imports apply). Returns (exit status, report)."""
-    import subprocess
-    import sys
-
-    import nbformat
-
     paths = paths if paths is not None else [source(p, root) for p in notebooks(root / "_toc.yml")]
     status, report = 0, []
     for path in paths:
@@ -131,8 +125,6 @@ def lint(paths: list[Path] | None = None, root: Path = ROOT) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(description="The pages of _toc.yml and their sources.")
     parser.add_argument("--lint", action="store_true", help="ruff on every chapter's code cells")
     args = parser.parse_args(argv)

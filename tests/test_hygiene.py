@@ -4,6 +4,7 @@ setup cell in sync with `_config.yml`, and the site tooling in scripts/ (fast; n
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -143,6 +144,109 @@ def test_chapter_lint_finds_a_problem(tmp_path):
     toc.write(nb, chapter)
     status, report = toc.lint([chapter])
     assert status == 1 and "F401" in report and "`os` imported but unused" in report, report
+
+
+# Imports sit at the top of a file. One inside a function or class is allowed only where the
+# top cannot hold it (an import cycle, an optional or heavy dependency that some callers lack),
+# and a comment says so: on the import (or its group of imports), on the line just above it,
+# or, for an import tried in `try: ... except ImportError`, on the `try`/`except` lines.
+IMPORT_ROOTS = ("lib", "scripts", "bench")
+# Files other work of issue #29 §2 is moving imports in; drop each one as it is done.
+IMPORTS_PENDING = {
+    "lib/checks/search.py", "lib/checks/teacher_forcing.py", "lib/checks/timelimit.py",
+    "lib/course/checkpoint.py", "lib/course/playground.py", "lib/long_inputs.py",
+    "lib/widgets/beam.py", "lib/widgets/live.py", "lib/widgets/trace.py",
+    "scripts/reader/site.py",
+}
+
+
+def unexplained_imports(source: str) -> list[int]:
+    """Line numbers of the imports inside a function or class that no comment explains."""
+    lines = source.splitlines()
+
+    def commented(first: int, last: int) -> bool:
+        return any("#" in lines[i - 1] for i in range(first, last + 1))
+
+    def comment_above(lineno: int) -> bool:
+        return lineno > 1 and lines[lineno - 2].lstrip().startswith("#")
+
+    found = []
+
+    def visit(node, nested: bool) -> None:
+        nested = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for field, body in ast.iter_fields(node):
+            if not (isinstance(body, list) and body and isinstance(body[0], ast.stmt)):
+                continue
+            for i, stmt in enumerate(body):
+                if not (nested and isinstance(stmt, (ast.Import, ast.ImportFrom))):
+                    continue
+                first = i
+                while first and isinstance(body[first - 1], (ast.Import, ast.ImportFrom)):
+                    first -= 1  # a group of imports shares one comment
+                start = body[first].lineno
+                why = commented(start, stmt.end_lineno) or comment_above(start)
+                if not why and first == 0 and isinstance(node, ast.Try) and field == "body":
+                    why = comment_above(node.lineno) or any(
+                        commented(n.lineno, n.lineno) for n in (node, *node.handlers))
+                if not why:
+                    found.append(stmt.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, nested)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_imports_are_at_the_top_or_say_why_not():
+    found = []
+    for root in IMPORT_ROOTS:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if name not in IMPORTS_PENDING:
+                found += [f"{name}:{n}" for n in unexplained_imports(path.read_text("utf-8"))]
+    assert not found, ("imports inside functions with no comment saying why (move them to the "
+                       "top of the file, or say what forces them there): " + ", ".join(found))
+
+
+def test_import_rule_finds_an_unexplained_import():
+    source = """import os
+
+
+def top():
+    return os
+
+
+def lazy():
+    import json
+    from pathlib import Path
+
+    return json, Path
+
+
+def cycle():
+    from lib import search  # a cycle: search imports this module
+    import math
+
+    return search, math
+
+
+class Optional:
+    def glue(self):
+        try:
+            import myst_nb
+        except ImportError:  # optional: only the book build has it
+            return None
+        # Windows has no fcntl
+        import fcntl
+
+        return myst_nb, fcntl
+
+    def late(self):
+        import sys
+
+        return sys
+"""
+    assert unexplained_imports(source) == [9, 10, 34]
 
 
 # --- the site configuration -----------------------------------------------------------------

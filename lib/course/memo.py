@@ -25,17 +25,23 @@ never left computing for no one.
 from __future__ import annotations
 
 import ast
+import ctypes
 import hashlib
 import inspect
 import json
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+
+import torch
+
+from lib.course.download import cache_dir
 
 
 def _code(module) -> str:
@@ -52,8 +58,6 @@ def _code(module) -> str:
 
 def fingerprint(key, modules=()) -> str:
     """A hex digest of the settings `key`, the code of `modules` and the torch version."""
-    import torch
-
     try:
         settings = json.dumps(key, sort_keys=True)
     except (TypeError, ValueError) as e:
@@ -71,8 +75,6 @@ def fingerprint(key, modules=()) -> str:
 
 def result_path(name: str, key, modules=()) -> Path:
     """Where `cached` keeps the result of `name` for these settings and this code."""
-    from lib.course.download import cache_dir
-
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"name must be letters, digits, '.', '_' or '-', got {name!r}")
     return cache_dir() / "results" / f"{name}-{fingerprint(key, modules)[:20]}.json"
@@ -171,9 +173,6 @@ def _die_with(parent: int) -> None:
     """Have Linux kill this process when its parent dies (prctl PR_SET_PDEATHSIG, SIGKILL): a
     parent killed by SIGTERM or SIGKILL runs no cleanup, and `daemon=True` alone would leave
     the worker computing. A parent gone already (before the prctl) means exit now."""
-    import ctypes
-    import signal
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
@@ -184,8 +183,6 @@ def _die_with(parent: int) -> None:
 
 
 def _worker(compute, label, send, parent: int) -> None:
-    import torch
-
     _die_with(parent)
     torch.set_num_threads(1)  # one thread per worker: workers share the machine
     try:

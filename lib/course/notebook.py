@@ -10,25 +10,23 @@ packages to Sphinx), this `glue` only shows the value when asked to.
 
 from __future__ import annotations
 
+import inspect
+
+import IPython.display
+
 
 def glue(name: str, value, display: bool = True) -> None:
     """myst-nb's glue when it is installed; otherwise display `value` if `display` is true."""
-    try:
+    try:  # myst-nb is optional (Sphinx): the website's build has it, Colab's kernel does not
         from myst_nb import glue as myst_glue
     except ImportError:
         if display:
-            from IPython.display import display as show
-
-            show(value)
+            IPython.display.display(value)
         return
     myst_glue(name, value, display=display)
 
 
 def show_source(*objs) -> None:
     """Show the real source code of `lib` functions or classes, so the page never drifts from it."""
-    import inspect
-
-    from IPython.display import Code, display
-
     for obj in objs:
-        display(Code(inspect.getsource(obj), language="python"))
+        IPython.display.display(IPython.display.Code(inspect.getsource(obj), language="python"))

@@ -22,14 +22,14 @@ import torch
 from lib import __version__
 from lib.course import checkpoint, reference
 from lib.course.download import sha256_of
+from lib.data import load_corpus
+from lib.evaluate import evaluate_bleu
 from lib.search import DEFAULT_BEAM
 
 TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam search
 
 
 def _bleu(model, test) -> dict[str, float]:
-    from lib.evaluate import evaluate_bleu
-
     beam = round(evaluate_bleu(model, test, beam_size=DEFAULT_BEAM), 2)
     return {"greedy": round(evaluate_bleu(model, test), 2), f"beam{DEFAULT_BEAM}": beam}
 
@@ -47,8 +47,6 @@ def write_release(out: Path, device: str = "cpu") -> dict:
 
     The reference model must be cached (`make reference`); it is never trained here.
     """
-    from lib.data import load_corpus
-
     key = reference.reference_key()
     previous = _current(Path(out), key)
     if previous is not None:
