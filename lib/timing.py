@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 
@@ -70,3 +71,192 @@ def _describe(value) -> str:
     if value.numel() != 1:
         return f"a tensor of shape {tuple(value.shape)}"
     return "a tensor without grad (computed under torch.no_grad, or from detached inputs?)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Time against size: how a decoder step's cost grows with the source length
+# ---------------------------------------------------------------------------------------------
+#
+# "What attention costs" asks whether a step's time grows with the source length S, and by how
+# much. On a shared machine one timing can be off by a factor of ten, so `times_by_size` keeps
+# every repeat (the median of a few is robust to a busy moment, the minimum is not robust to a
+# lucky one), measures on one thread, and times all candidates at all sizes in each repeat, in a
+# shuffled order of sizes, so a slow stretch of the machine does not land on one size or one
+# candidate. `slope_interval` then fits a line through the medians and bootstraps the repeats.
+
+
+class Slope(NamedTuple):
+    """A least-squares line through the per-size medians, and a bootstrap interval of its slope."""
+
+    slope: float  # seconds per unit of size
+    low: float  # the interval's ends, same unit
+    high: float
+    intercept: float  # seconds at size 0
+
+
+def times_by_size(make: dict[str, Callable[[int], Callable[[], object]]], sizes,
+                  repeats: int = 7, number: int = 5, seed: int = 0
+                  ) -> dict[str, list[list[float]]]:
+    """Seconds per call of each candidate at each size: times[name][i][r] for sizes[i], repeat r.
+
+    `make[name](size)` prepares what is not to be timed (e.g. encoding a source) and returns a
+    function of no argument, which is called `number` times per measurement. Runs on one CPU
+    thread (`lib.bottleneck.one_thread`); every repeat measures every candidate at every size, the
+    sizes in a new order drawn from `seed`. One untimed call per candidate and size warms up.
+    """
+    import random
+
+    from lib.bottleneck import one_thread
+
+    if not isinstance(make, dict) or not make:
+        raise ValueError("make must be a non-empty dict {name: function of the size}")
+    for name, fn in make.items():
+        if not callable(fn):
+            raise TypeError(f"make[{name!r}] must be a function of the size, got "
+                            f"{type(fn).__name__}")
+    sizes = list(sizes)
+    if len(sizes) < 2 or len(set(sizes)) != len(sizes):
+        raise ValueError(f"sizes must hold at least two different sizes, each once, got {sizes}")
+    for name, value in (("repeats", repeats), ("number", number)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    rng = random.Random(seed)
+    with one_thread():
+        calls = {(name, i): build(size) for name, build in make.items()
+                 for i, size in enumerate(sizes)}
+        for fn in calls.values():  # warm-up: first calls allocate and fill caches
+            fn()
+        times = {name: [[] for _ in sizes] for name in make}
+        for _ in range(repeats):
+            order = list(range(len(sizes)))
+            rng.shuffle(order)
+            for i in order:
+                for name in make:  # every candidate at this size, back to back
+                    fn = calls[name, i]
+                    _sync()
+                    start = time.perf_counter()
+                    for _ in range(number):
+                        fn()
+                    _sync()
+                    times[name][i].append((time.perf_counter() - start) / number)
+    return times
+
+
+def fit_line(xs, ys) -> tuple[float, float]:
+    """Least-squares line y = slope * x + intercept -> (slope, intercept)."""
+    xs, ys = [float(x) for x in xs], [float(y) for y in ys]
+    if len(xs) != len(ys):
+        raise ValueError(f"need as many x as y, got {len(xs)} and {len(ys)}")
+    if len(set(xs)) < 2:
+        raise ValueError(f"a line needs at least two different x, got {xs}")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+             / sum((x - mx) ** 2 for x in xs))
+    return slope, my - slope * mx
+
+
+def slope_interval(sizes, times: list[list[float]], rounds: int = 1000, level: float = 0.95,
+                   seed: int = 0) -> Slope:
+    """The line through the median time at each size, with a bootstrap interval of its slope.
+
+    times[i] holds the repeats at sizes[i] (one candidate of `times_by_size`). Each bootstrap
+    round draws whole repeats with replacement (a repeat's timings share the machine's state at
+    that moment), takes the medians again and refits; the interval holds the middle `level` of
+    those slopes.
+    """
+    import random
+    import statistics
+
+    sizes = list(sizes)
+    if len(times) != len(sizes):
+        raise ValueError(f"need one list of repeats per size: {len(sizes)} sizes, "
+                         f"{len(times)} lists")
+    n = {len(row) for row in times}
+    if len(n) != 1 or 0 in n:
+        raise ValueError("every size needs the same number of repeats, at least one")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    repeats = n.pop()
+
+    def fit(draw) -> tuple[float, float]:
+        return fit_line(sizes, [statistics.median(row[r] for r in draw) for row in times])
+
+    slope, intercept = fit(range(repeats))
+    rng = random.Random(seed)
+    slopes = sorted(fit([rng.randrange(repeats) for _ in range(repeats)])[0]
+                    for _ in range(rounds))
+    tail = (1 - level) / 2
+    return Slope(slope, slopes[int(tail * rounds)],
+                 slopes[min(rounds - 1, math.ceil((1 - tail) * rounds) - 1)], intercept)
+
+
+def _encoded(model, source_len: int, batch: int, seed: int):
+    """Random sources (B, S) encoded by `model`: (state (L, B, H), context or Memory, prev (B,))."""
+    from lib.data import SOS
+
+    if model.training:
+        raise ValueError("the model is in training mode (dropout would be timed too): call "
+                         "model.eval() first")
+    for name, value in (("source_len", source_len), ("batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)  # (B, S)
+    lengths = torch.full((batch,), source_len)  # (B,)
+    with torch.no_grad():
+        _, state, context = model.encode(src.to(model.device), lengths)  # (L, B, H), c/Memory
+    return state, context, torch.full((batch,), SOS, device=model.device)
+
+
+def decoder_step(model, source_len: int, batch: int = 16, seed: int = 0) -> Callable[[], None]:
+    """One decoder step of `model` for `batch` sources of `source_len` tokens, ready to time.
+
+    The sources (random ids, drawn from `seed`) are encoded here, outside the clock; the
+    returned function runs the step from <sos> under no_grad (greedy decoding's step).
+    """
+    state, context, prev = _encoded(model, source_len, batch, seed)
+
+    def step() -> None:
+        with torch.no_grad():
+            model.decoder.step(prev, state, context)  # logits (B, V), state (L, B, H)
+
+    return step
+
+
+def score_tanh(model, source_len: int, batch: int = 16, seed: int = 0) -> Callable[[], None]:
+    """Only tanh(W_s s + W_h h_j) of an attention step, ready to time like `decoder_step`: the
+    addition and the tanh over (B, S, A) numbers, the part of eq. (9) with no multiply-add."""
+    if getattr(model.decoder, "attention", None) is None:
+        raise ValueError("this model has no attention (ModelConfig.attention=False)")
+    state, memory, _ = _encoded(model, source_len, batch, seed)
+    with torch.no_grad():
+        query = model.decoder.attention.W_s(state[-1]).unsqueeze(1)  # (B, 1, A) W_s s
+
+    def part() -> None:
+        with torch.no_grad():
+            torch.tanh(query + memory.keys)  # (B, S, A)
+
+    return part
+
+
+def decoder_step_macs(model, source_len: int) -> dict[str, int]:
+    """Multiply-adds of one decoder step for one sentence, counted from the layers' shapes.
+
+    "gru": every GRU layer multiplies its input and its state by its weight matrices
+    (weight_ih and weight_hh: 3H x input and 3H x H); "head": W_p, H x V; "attention": W_s s
+    (A x H), the score v . tanh(.) at each of the S positions (A each) and the weighted sum
+    (H each), 0 without attention. W_h h_j is computed once per sentence, not per step, and
+    biases, tanh, exp and additions are not multiply-adds.
+    """
+    if isinstance(source_len, bool) or not isinstance(source_len, int) or source_len < 1:
+        raise ValueError(f"source_len must be an integer >= 1, got {source_len!r}")
+    decoder = model.decoder
+    gru = sum(p.numel() for name, p in decoder.rnn.named_parameters()
+              if name.startswith("weight_"))
+    head = decoder.head.proj.weight.numel()
+    attention = 0
+    if decoder.attention is not None:
+        a = decoder.attention
+        attention = (a.W_s.weight.numel() + source_len * a.v.weight.numel()
+                     + source_len * a.W_h.in_features)
+    return {"gru": gru, "head": head, "attention": attention}

@@ -1,13 +1,21 @@
-"""lib.timing.best_times: the best of several rounds, measured in turns, gradients cleared and
-the model's mode restored; bad input is refused with a message that names it."""
+"""lib.timing: best_times (the best of several rounds, measured in turns, gradients cleared and
+the model's mode restored), times_by_size and slope_interval (time against size, robust to a
+busy moment), decoder_step_macs (against torch's own FLOP counter); bad input is refused with a
+message that names it."""
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
+from lib import timing
+from lib.checks.attention import budget_reference
+from lib.decoder import Decoder
+from lib.reversal import reversal_model
 from lib.timing import best_times
 
 
@@ -86,3 +94,133 @@ def test_a_failing_candidate_still_restores_the_model():
     with pytest.raises(ValueError):
         best_times({"bad": lambda: model(torch.ones(1, 2))}, model=model)  # shape (1, 2)
     assert not model.training and model.weight.grad is None
+
+
+# --- time against size --------------------------------------------------------------------------
+
+
+def test_times_by_size_measures_every_candidate_at_every_size_in_turns():
+    calls = []
+
+    def make(name):
+        def build(size):
+            calls.append(("build", name, size))
+
+            def fn():
+                calls.append((name, size))
+                time.sleep(0.002 * size)
+            return fn
+        return build
+
+    threads = torch.get_num_threads()
+    times = timing.times_by_size({"a": make("a"), "b": make("b")}, [1, 3], repeats=3, number=2)
+    assert torch.get_num_threads() == threads  # one thread inside, restored after
+    assert set(times) == {"a", "b"} and all(len(row) == 3 for t in times.values() for row in t)
+    timed = [c for c in calls if c[0] != "build"][4:]  # after one warm-up call of each
+    assert len(timed) == 2 * 2 * 3 * 2
+    # in turns: a's two calls at one size are followed by b's at the same size
+    pairs = [timed[i:i + 4] for i in range(0, len(timed), 4)]
+    assert all(p[0][0] == p[1][0] == "a" and p[2][0] == p[3][0] == "b"
+               and len({c[1] for c in p}) == 1 for p in pairs)
+    # a sleep of 2 ms per unit of size: the slope of the medians is about 2 ms per unit
+    fit = timing.slope_interval([1, 3], times["a"])
+    assert 0.0018 <= fit.slope < 0.004
+
+
+@pytest.mark.parametrize("make, sizes, repeats, words", [
+    ({}, [1, 2], 3, "non-empty dict"),
+    ({"x": 3}, [1, 2], 3, "function of the size"),
+    ({"x": lambda n: lambda: None}, [1], 3, "at least two different sizes"),
+    ({"x": lambda n: lambda: None}, [1, 1], 3, "at least two different sizes"),
+    ({"x": lambda n: lambda: None}, [1, 2], 0, "repeats must be"),
+])
+def test_times_by_size_refuses_bad_input(make, sizes, repeats, words):
+    with pytest.raises((ValueError, TypeError)) as error:
+        timing.times_by_size(make, sizes, repeats=repeats)
+    assert words in str(error.value)
+
+
+def test_fit_line_matches_numpy_polyfit():
+    g = torch.Generator().manual_seed(0)
+    xs = torch.rand(9, generator=g).tolist()
+    ys = torch.rand(9, generator=g).tolist()
+    slope, intercept = timing.fit_line(xs, ys)
+    ref_slope, ref_intercept = np.polyfit(xs, ys, 1)
+    assert slope == pytest.approx(ref_slope) and intercept == pytest.approx(ref_intercept)
+    assert timing.fit_line([0, 1, 2], [1, 3, 5]) == (2.0, 1.0)
+    with pytest.raises(ValueError, match="two different x"):
+        timing.fit_line([1, 1], [2, 3])
+
+
+def test_slope_interval_is_exact_without_noise_and_ignores_a_busy_repeat():
+    sizes = [10, 20, 30]
+    clean = [[0.001 * s + 0.5] * 5 for s in sizes]  # 1 ms per unit, 5 identical repeats
+    fit = timing.slope_interval(sizes, clean)
+    assert fit.slope == pytest.approx(0.001) and fit.intercept == pytest.approx(0.5)
+    assert fit.low == pytest.approx(0.001) and fit.high == pytest.approx(0.001)
+    busy = [row[:] for row in clean]
+    busy[2][1] += 10.0  # one busy moment at the largest size, in repeat 1
+    fit = timing.slope_interval(sizes, busy)
+    assert fit.slope == pytest.approx(0.001)  # the median does not see it
+    assert fit.high > 0.001  # draws that repeat it often do: the interval widens
+    flat = [[1.0, 1.2, 0.9], [1.1, 0.9, 1.0], [1.0, 1.1, 0.95]]
+    fit = timing.slope_interval([1, 2, 3], flat)
+    assert fit.low <= 0 <= fit.high
+
+
+@pytest.mark.parametrize("times, level, words", [
+    ([[1.0], [1.0, 2.0]], 0.95, "same number of repeats"),
+    ([[1.0]], 0.95, "one list of repeats per size"),
+    ([[1.0], [2.0]], 1.5, "level must be"),
+])
+def test_slope_interval_refuses_bad_input(times, level, words):
+    with pytest.raises(ValueError, match=words):
+        timing.slope_interval([1, 2], times, level=level)
+
+
+# --- a decoder step: its work counted, and ready to time -----------------------------------------
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_step_macs_agree_with_torch_flop_counter(attention):
+    model = reversal_model(0, hidden=8, attention=attention, max_len=30).eval()
+    S = 7
+    step = timing.decoder_step(model, S, batch=1)
+    with FlopCounterMode(display=False) as counter:
+        step()
+    macs = timing.decoder_step_macs(model, S)
+    H = model.config.hidden_size
+    # the counter sees matrix products (2 flops per multiply-add); the weighted sum
+    # sum_j a_j h_j is a product and a sum of tensors, S * H multiply-adds it does not count
+    weighted_sum = S * H if attention else 0
+    assert sum(macs.values()) == counter.get_total_flops() // 2 + weighted_sum
+    assert macs["head"] == H * model.config.tgt_vocab_size
+    if attention:
+        assert macs["attention"] == budget_reference(S, H, H)["extra_per_step"]
+    else:
+        assert macs["attention"] == 0
+
+
+def test_step_macs_of_the_reference_shape_by_hand():
+    class Model:  # only the decoder is read
+        decoder = Decoder(6849, 256, 512, num_layers=2, attention=True)
+
+    macs = timing.decoder_step_macs(Model, 10)
+    # layer 1 reads [e(y); c] (256 + 512), layer 2 reads s^1 (512); 3 gates each
+    assert macs["gru"] == 3 * 512 * (768 + 512) + 3 * 512 * (512 + 512)
+    assert macs["head"] == 512 * 6849
+    assert macs["attention"] == 512 * 512 + 10 * 512 + 10 * 512
+
+
+def test_step_and_tanh_run_and_refuse_a_model_in_training_mode():
+    model = reversal_model(0, hidden=8, attention=True, max_len=30).eval()
+    timing.decoder_step(model, 5, batch=2)()
+    timing.score_tanh(model, 5, batch=2)()
+    with pytest.raises(ValueError, match="source_len must be"):
+        timing.decoder_step(model, 0)
+    with pytest.raises(ValueError, match="no attention"):
+        timing.score_tanh(reversal_model(0, hidden=8, max_len=30).eval(), 5)
+    with pytest.raises(ValueError, match="model.eval"):
+        timing.decoder_step(model.train(), 5)
+    with pytest.raises(ValueError, match="source_len must be"):
+        timing.decoder_step_macs(model, 0)
