@@ -137,7 +137,7 @@ def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
 
 def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_dim: int = 8,
                hidden: int = 16, layers: int = 2, dropout: float = 0.0, feed_context: bool = True,
-               max_src_len: int = 40, max_tgt_len: int = 40, scale: float = 1.0,
+               attention: bool = False, max_src_len: int = 40, max_tgt_len: int = 40, scale: float = 1.0,
                eos_bias: float = 0.0, shared_words: int | None = None,
                src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None):
     """A small random (untrained) `Seq2Seq` over made-up words `en0…`/`fr0…`, for checkers,
@@ -147,6 +147,8 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
 
     `shared_words` gives both sides one vocabulary `w0…` of that many words instead (a checker
     can then feed the model's output back as its input); `src_vocab`/`tgt_vocab` give real ones.
+    `attention=True` gives the decoder additive attention (`lib.attention`) over the encoder's
+    states; every other layer starts from the same weights as without it (same seed).
 
     `scale` multiplies every weight: above 1 the next-token distributions become peaked and
     differ from sentence to sentence, as a trained model's do. `eos_bias` is added to the head's
@@ -160,7 +162,7 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
     torch.manual_seed(seed)
     config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=emb_dim, hidden_size=hidden,
                          num_layers=layers, dropout=dropout, feed_context=feed_context,
-                         max_src_len=max_src_len, max_tgt_len=max_tgt_len)
+                         attention=attention, max_src_len=max_src_len, max_tgt_len=max_tgt_len)
     model = Seq2Seq(config, src_vocab, tgt_vocab)
     model.train(dropout > 0)
     with torch.no_grad():

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from lib.data import PAD
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
@@ -34,6 +36,18 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def wide_beam(model, max_len: int) -> int:
+    """A beam that never prunes: at step t there are (w+1) w^(t-1) candidates (w words that
+    continue, plus <eos>), all of which must rank in the top k, and w^max_len at the cap."""
+    w = len(model.tgt_vocab) - 3  # not <pad>, <sos>, <eos>
+    return max((w + 1) * w ** (max_len - 1), w ** max_len)
+
+
+def rows(tokens) -> list[list[int]]:
+    """Id rows (a (B, T) tensor) without their <pad>."""
+    return [[i for i in row if i != PAD] for row in tokens.tolist()]
 
 
 @pytest.fixture(scope="session")

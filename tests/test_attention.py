@@ -14,18 +14,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import rows, wide_beam
 
 from lib import search
 from lib.attention import AdditiveAttention, Memory, attention_weights, masked_softmax, source_mask
 from lib.course import checkpoint
-from lib.data import EOS, PAD, SOS, SPECIALS, Vocab, collate
+from lib.data import EOS, PAD, SOS, collate
 from lib.decoder import Decoder
 from lib.model import ModelConfig, Seq2Seq
+from lib.toy import tiny_model
 from lib.train import batch_loss
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
@@ -33,21 +36,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 ALPHAS = [0.0, 0.6]
 
 
-def attention_model(seed: int = 0, tgt_words: int = 2, src_words: int = 5, hidden: int = 8,
-                    max_len: int = 5, scale: float = 3.0, attention: bool = True,
-                    dropout: float = 0.0) -> Seq2Seq:
-    """A tiny Seq2Seq with random weights scaled up, so its distributions are peaked and its
-    attention weights far from uniform."""
-    torch.manual_seed(seed)
-    src_vocab = Vocab(list(SPECIALS) + [f"s{i}" for i in range(src_words)])
-    tgt_vocab = Vocab(list(SPECIALS) + [f"t{i}" for i in range(tgt_words)])
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=6, hidden_size=hidden,
-                         num_layers=2, dropout=dropout, max_tgt_len=max_len, attention=attention)
-    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(scale)
-    return model
+# A tiny Seq2Seq with random weights scaled up, so its distributions are peaked and its
+# attention weights far from uniform.
+attention_model = functools.partial(tiny_model, src_words=5, tgt_words=2, emb_dim=6, hidden=8,
+                                    max_tgt_len=5, scale=3.0, attention=True)
 
 
 def random_batch(model, batch: int, seed: int, max_src: int = 6):
@@ -59,16 +51,6 @@ def random_batch(model, batch: int, seed: int, max_src: int = 6):
     for i, n in enumerate(lengths.tolist()):
         src[i, n:] = PAD
     return src, lengths
-
-
-def wide_beam(model, max_len: int) -> int:
-    """A beam that keeps every hypothesis (as in tests/test_search.py)."""
-    w = len(model.tgt_vocab) - 3
-    return max((w + 1) * w ** (max_len - 1), w ** max_len)
-
-
-def rows(tokens: torch.Tensor) -> list[list[int]]:
-    return [[i for i in row if i != PAD] for row in tokens.tolist()]
 
 
 def random_memory(attn: AdditiveAttention, N=3, S=5, H=4, lengths=(5, 2, 1), seed=0,
@@ -316,7 +298,7 @@ def test_training_reaches_the_attention_weights(batch):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_batched_greedy_equals_greedy_per_sentence(seed):
-    model = attention_model(seed, tgt_words=5, max_len=8)
+    model = attention_model(seed, tgt_words=5, max_tgt_len=8)
     src, lengths = random_batch(model, 5, seed)
     tokens, raw = search.greedy_with_scores(model, src, lengths)
     weights = attention_weights(model, src, lengths, tokens)  # (B, T, S)
@@ -340,7 +322,7 @@ def test_a_beam_that_keeps_every_hypothesis_equals_exhaustive_search(seed, max_l
     """Beam search expands the memory per hypothesis (index_select of the hypotheses' rows);
     exhaustive search repeats it per prefix. A beam wider than every step's candidates keeps
     them all, so the two must agree, n-best lists included."""
-    model = attention_model(seed, max_len=max_len)
+    model = attention_model(seed, max_tgt_len=max_len)
     src, lengths = random_batch(model, 3, seed)
     k = wide_beam(model, max_len)
     exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
@@ -358,7 +340,7 @@ def test_a_beam_that_keeps_every_hypothesis_equals_exhaustive_search(seed, max_l
 
 @pytest.mark.parametrize("k,margin", [(2, None), (3, 1.5)])
 def test_batched_beam_equals_the_one_sentence_beam(k, margin):
-    model = attention_model(4, tgt_words=5, max_len=7)
+    model = attention_model(4, tgt_words=5, max_tgt_len=7)
     src, lengths = random_batch(model, 4, 4)
     batched = search.beam_search(model, src, lengths, beam_size=k, alpha=0.6, n_best=2,
                                  margin=margin)
@@ -373,7 +355,7 @@ def test_batched_beam_equals_the_one_sentence_beam(k, margin):
 def test_each_traced_hypothesis_carries_its_attention():
     """A node's weights are those with which the decoder scored its token: the last row of
     attention_weights on the node's own path."""
-    model = attention_model(5, tgt_words=4, max_len=5)
+    model = attention_model(5, tgt_words=4, max_tgt_len=5)
     src, lengths = random_batch(model, 3, 5, max_src=4)
     result = search.beam_search(model, src, lengths, beam_size=3, alpha=0.6, n_best=2,
                                 trace=True)
@@ -395,8 +377,8 @@ def test_each_traced_hypothesis_carries_its_attention():
 
 
 def test_translate_greedy_and_beam():
-    model = attention_model(6, tgt_words=5, max_len=8)
-    sentences = ["s1 s2 s3", "s4", "s0 s1 s2 s3 s4 s0"]
+    model = attention_model(6, tgt_words=5, max_tgt_len=8)
+    sentences = ["en1 en2 en3", "en4", "en0 en1 en2 en3 en4 en0"]
     src, lengths = model.prepare(sentences)
 
     def text(ids):
@@ -409,7 +391,7 @@ def test_translate_greedy_and_beam():
 
 
 def test_checkpoint_round_trip_gives_identical_outputs(tmp_path):
-    model = attention_model(7, tgt_words=5, max_len=8)
+    model = attention_model(7, tgt_words=5, max_tgt_len=8)
     src, lengths = random_batch(model, 3, 7)
     path = checkpoint.save(model, tmp_path / "attention.pt")
     loaded = checkpoint.load(path, device="cpu")

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -17,30 +18,20 @@ import time
 
 import pytest
 import torch
+from conftest import rows, wide_beam
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
-from lib.model import ModelConfig, Seq2Seq
-from lib.toy import TableModel, greedy_loses_table, pruning_table, walkthrough_table
+from lib.toy import TableModel, greedy_loses_table, pruning_table, tiny_model, walkthrough_table
 
 ALPHAS = [0.0, 0.6, 1.0]
 
 
-def random_model(seed: int, tgt_words: int = 2, src_words: int = 5, hidden: int = 8,
-                 max_len: int = 5, scale: float = 3.0) -> Seq2Seq:
-    """A tiny Seq2Seq with random weights, scaled up so its distributions are peaked and varied."""
-    torch.manual_seed(seed)
-    src_vocab = Vocab(list(SPECIALS) + [f"s{i}" for i in range(src_words)])
-    tgt_vocab = Vocab(list(SPECIALS) + [f"t{i}" for i in range(tgt_words)])
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), emb_dim=6, hidden_size=hidden,
-                         num_layers=2, dropout=0.0, max_tgt_len=max_len)
-    model = Seq2Seq(config, src_vocab, tgt_vocab).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(scale)
-    return model
+# A tiny Seq2Seq with random weights, scaled up so its distributions are peaked and varied.
+random_model = functools.partial(tiny_model, src_words=5, tgt_words=2, emb_dim=6, hidden=8,
+                                 max_tgt_len=5, scale=3.0)
 
 
 def random_batch(model, batch: int, seed: int, max_src: int = 6):
@@ -54,18 +45,6 @@ def random_batch(model, batch: int, seed: int, max_src: int = 6):
     return src, lengths
 
 
-def wide_beam(model, max_len: int) -> int:
-    """A beam that never prunes: at step t there are (w+1) w^(t-1) candidates (w words that
-    continue, plus <eos>), all of which must rank in the top k, and w^max_len at the cap."""
-    w = len(model.tgt_vocab) - 3  # not <pad>, <sos>, <eos>
-    return max((w + 1) * w ** (max_len - 1), w ** max_len)
-
-
-def rows(tokens: torch.Tensor) -> list[list[int]]:
-    """Id rows without their <pad>."""
-    return [[i for i in row if i != PAD] for row in tokens.tolist()]
-
-
 # ---------------------------------------------------------------------------------------------
 # Greedy
 # ---------------------------------------------------------------------------------------------
@@ -74,7 +53,7 @@ def rows(tokens: torch.Tensor) -> list[list[int]]:
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_takes_the_argmax_given_its_own_prefix(seed):
     """Teacher-force greedy's output through the full forward pass: each token is the argmax."""
-    model = random_model(seed, tgt_words=10, max_len=8)
+    model = random_model(seed, tgt_words=10, max_tgt_len=8)
     src, lengths = random_batch(model, 12, seed)
     tokens, raw = search.greedy_with_scores(model, src, lengths)
     tgt_in = torch.cat([torch.full((len(src), 1), SOS), tokens[:, :-1]], 1)  # (B, T)
@@ -90,7 +69,7 @@ def test_greedy_takes_the_argmax_given_its_own_prefix(seed):
 
 
 def test_sequence_log_prob_equals_the_teacher_forced_forward_pass():
-    model = random_model(1, tgt_words=10, max_len=8)
+    model = random_model(1, tgt_words=10, max_tgt_len=8)
     src, lengths = random_batch(model, 6, 1)
     g = torch.Generator().manual_seed(0)
     tgt = torch.randint(4, len(model.tgt_vocab), (6, 5), generator=g)
@@ -108,7 +87,7 @@ def test_sequence_log_prob_equals_the_teacher_forced_forward_pass():
 @pytest.mark.parametrize("seed", range(3))
 def test_greedy_scores_are_sequence_log_prob_of_its_output(seed):
     """Greedy and teacher forcing read log P in one shared step, so they agree to the bit."""
-    model = random_model(seed, tgt_words=10, max_len=8)
+    model = random_model(seed, tgt_words=10, max_tgt_len=8)
     src, lengths = random_batch(model, 1, seed)  # one sentence: the same decoder rows
     tokens, raw = search.greedy_with_scores(model, src, lengths)
     assert torch.equal(search.sequence_log_prob(model, src, lengths, tokens), raw)
@@ -121,7 +100,7 @@ def test_greedy_scores_are_sequence_log_prob_of_its_output(seed):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_beam_of_one_is_greedy(seed):
-    model = random_model(seed, tgt_words=12, max_len=10, hidden=16)
+    model = random_model(seed, tgt_words=12, max_tgt_len=10, hidden=16)
     src, lengths = random_batch(model, 16, seed)
     tokens, raw = search.greedy_with_scores(model, src, lengths)
     beam = search.beam_search(model, src, lengths, beam_size=1, alpha=0.0)
@@ -135,7 +114,7 @@ def test_a_beam_that_never_prunes_equals_exhaustive_search(seed, max_len, alpha)
     """k large enough that every candidate of every step ranks in the top k: nothing is pruned,
     every finished hypothesis enters the pool and stopping is exact, so beam = exhaustive,
     n-best lists included, with or without length normalisation."""
-    model = random_model(seed, max_len=max_len)
+    model = random_model(seed, max_tgt_len=max_len)
     src, lengths = random_batch(model, 3, seed)
     k = wide_beam(model, max_len)
     exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
@@ -153,7 +132,7 @@ def test_a_beam_that_never_prunes_equals_exhaustive_search(seed, max_len, alpha)
 def test_a_narrow_beam_never_beats_exhaustive_search_and_scores_honestly(alpha):
     misses = 0
     for seed in range(4):
-        model = random_model(seed, max_len=5)
+        model = random_model(seed, max_tgt_len=5)
         src, lengths = random_batch(model, 4, seed)
         exact = search.exhaustive_search(model, src, lengths, 5, alpha=alpha)
         for k in (1, 2, 3):
@@ -171,7 +150,7 @@ def test_a_narrow_beam_never_beats_exhaustive_search_and_scores_honestly(alpha):
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_batched_beam_search_equals_the_one_sentence_reference(k, alpha, margin):
-    model = random_model(k, tgt_words=8, max_len=7, hidden=12)
+    model = random_model(k, tgt_words=8, max_tgt_len=7, hidden=12)
     src, lengths = random_batch(model, 6, k)
     n_best = min(k, 3)
     batched = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=n_best,
@@ -186,7 +165,7 @@ def test_batched_beam_search_equals_the_one_sentence_reference(k, alpha, margin)
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0])
 def test_batching_and_padding_do_not_change_answers(alpha):
-    model = random_model(7, tgt_words=8, max_len=8, hidden=12)
+    model = random_model(7, tgt_words=8, max_tgt_len=8, hidden=12)
     src, lengths = random_batch(model, 8, 7)
     together = search.beam_search(model, src, lengths, beam_size=3, alpha=alpha, n_best=2)
     padded = torch.cat([src, torch.full((8, 3), PAD)], 1)  # extra padding columns
@@ -206,7 +185,7 @@ def test_batching_and_padding_do_not_change_answers(alpha):
 
 def test_stopping_early_never_changes_the_winner():
     """The stop test depends on n_best (the n-th finished must be safe), the winner must not."""
-    model = random_model(3, tgt_words=8, max_len=9, hidden=12)
+    model = random_model(3, tgt_words=8, max_tgt_len=9, hidden=12)
     src, lengths = random_batch(model, 10, 3)
     for alpha in ALPHAS:
         one = search.beam_search(model, src, lengths, beam_size=4, alpha=alpha, n_best=1)
@@ -218,7 +197,7 @@ def test_stopping_early_never_changes_the_winner():
 
 
 def test_translate_uses_greedy_and_beam_search():
-    model = random_model(0, tgt_words=8, max_len=6)
+    model = random_model(0, tgt_words=8, max_tgt_len=6)
     model.src_vocab = Vocab(list(SPECIALS) + ["hello", "world", "i", "am", "here"])
     sentences = ["hello world", "i am here ."]
     greedy_text = model.translate(sentences)
@@ -342,7 +321,7 @@ def test_pruned_hypotheses_run_no_decoder_rows(alpha):
     (the trace's "kept" nodes), and a smaller margin never runs more rows in total."""
     totals = {}
     for margin in (None, 2.0, 0.5):
-        model = random_model(4, tgt_words=8, max_len=7, hidden=12, scale=2.0)
+        model = random_model(4, tgt_words=8, max_tgt_len=7, hidden=12, scale=2.0)
         src, lengths = random_batch(model, 6, 4)
         calls = counting_rows(model)
         result = search.beam_search(model, src, lengths, beam_size=4, alpha=alpha,
@@ -357,7 +336,7 @@ def test_pruned_hypotheses_run_no_decoder_rows(alpha):
 
 
 def test_an_infinite_margin_is_the_plain_beam():
-    model = random_model(2, tgt_words=8, max_len=7, hidden=12)
+    model = random_model(2, tgt_words=8, max_tgt_len=7, hidden=12)
     src, lengths = random_batch(model, 6, 2)
     plain = search.beam_search(model, src, lengths, beam_size=4, n_best=2, margin=None)
     huge = search.beam_search(model, src, lengths, beam_size=4, n_best=2, margin=math.inf)
@@ -403,7 +382,7 @@ def test_length_normalisation_on_a_table():
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 def test_trace_winner_is_the_answer_and_the_beam_holds_at_most_k(alpha):
-    model = random_model(5, tgt_words=8, max_len=7, hidden=12)
+    model = random_model(5, tgt_words=8, max_tgt_len=7, hidden=12)
     src, lengths = random_batch(model, 4, 5)
     k = 3
     result = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=3,
@@ -465,7 +444,7 @@ def test_bad_beam_size(tiny, beam_size):
         search.beam_search(model, src, lengths, beam_size=beam_size)
     if beam_size in (0, -1):
         with pytest.raises(ValueError, match="beam_size"):
-            model.translate(["s1 s2"], beam_size=beam_size)
+            model.translate(["en1 en2"], beam_size=beam_size)
 
 
 @pytest.mark.parametrize("max_len", [0, -3, 2.5, False, True, "5"])
@@ -542,7 +521,7 @@ def test_huge_numbers_are_refused_with_a_clear_error(tiny):
     for call in (lambda a: search.beam_search(model, src, lengths, alpha=a),
                  lambda a: search.beam_search_one(model, src[0], alpha=a),
                  lambda a: search.exhaustive_search(model, src, lengths, max_len=2, alpha=a),
-                 lambda a: model.translate(["s1 s2"], beam_size=3, alpha=a)):
+                 lambda a: model.translate(["en1 en2"], beam_size=3, alpha=a)):
         with pytest.raises(ValueError, match=r"alpha .* at most MAX_ALPHA=10, got 1e\+308"):
             call(1e308)
     search.beam_search(model, src, lengths, alpha=search.MAX_ALPHA)  # the bound itself is fine
@@ -550,8 +529,8 @@ def test_huge_numbers_are_refused_with_a_clear_error(tiny):
         for call in (lambda n: search.greedy(model, src, lengths, max_len=n),
                      lambda n: search.beam_search(model, src, lengths, max_len=n),
                      lambda n: search.exhaustive_search(model, src, lengths, max_len=n),
-                     lambda n: model.translate(["s1 s2"], max_len=n),
-                     lambda n: model.translate(["s1 s2"], beam_size=2, max_len=n)):
+                     lambda n: model.translate(["en1 en2"], max_len=n),
+                     lambda n: model.translate(["en1 en2"], beam_size=2, max_len=n)):
             with pytest.raises(ValueError, match=r"max_len \(the length cap\) must be at most "
                                                  r"MAX_LEN=1,000,000,000"):
                 call(max_len)
@@ -569,7 +548,7 @@ def test_beam_size_is_bounded_by_the_work_per_step(tiny):
                    f"step would rank {k:,} x {V} = {k * V:,} candidates per sentence")
         for call in (lambda k: search.beam_search(model, src, lengths, beam_size=k),
                      lambda k: search.beam_search_one(model, src[0], beam_size=k),
-                     lambda k: model.translate(["s1 s2"], beam_size=k)):
+                     lambda k: model.translate(["en1 en2"], beam_size=k)):
             with pytest.raises(ValueError, match=re.escape(message)):
                 call(k)
     # on a real vocabulary the bound is k = 1,000 (k * 2k candidates while 2k < |V|)
@@ -584,7 +563,7 @@ def test_translate_refuses_a_beam_size_that_is_not_an_int(tiny, beam_size):
     """`beam_size == 1` holds for True and 1.0, which once decoded greedily without a word."""
     model, _, _ = tiny
     with pytest.raises(ValueError, match="beam_size must be an integer >= 1"):
-        model.translate(["s1 s2"], beam_size=beam_size)
+        model.translate(["en1 en2"], beam_size=beam_size)
 
 
 def test_bad_batch_shapes(tiny):
@@ -633,7 +612,7 @@ def test_top_candidates_equal_the_full_log_softmax(m):
 def test_source_cap_equals_a_per_sentence_max_len(k):
     """Decoding a batch with source_cap is decoding each sentence alone with
     max_len = min(max_len, 2 * S + 6); no output is longer than its cap."""
-    model = random_model(5, tgt_words=6, max_len=30, hidden=16, scale=1.0)
+    model = random_model(5, tgt_words=6, max_tgt_len=30, hidden=16, scale=1.0)
     src, lengths = random_batch(model, 12, 5, max_src=4)
     caps = search.length_caps(lengths, 30, source_cap=True).tolist()
     batch = search.beam_search(model, src, lengths, beam_size=k, alpha=0.6, source_cap=True)
@@ -650,7 +629,7 @@ def test_source_cap_equals_a_per_sentence_max_len(k):
 
 
 def test_traces_record_each_sentences_cap():
-    model = random_model(5, tgt_words=6, max_len=30, hidden=16, scale=1.0)
+    model = random_model(5, tgt_words=6, max_tgt_len=30, hidden=16, scale=1.0)
     src, lengths = random_batch(model, 4, 5, max_src=4)
     res = search.beam_search(model, src, lengths, beam_size=2, trace=True, source_cap=True)
     caps = search.length_caps(lengths, 30, source_cap=True).tolist()
@@ -684,8 +663,6 @@ def test_memory_follows_the_output_not_max_len(beam_size):
     """translate caps each output at 2 * S + 6 tokens: a huge max_len must not allocate for
     max_len tokens (10**8 once asked for over 4 GB). The largest tensor is the same for a
     max_len of 60 and of 10**6, and translate with max_len=10**8 returns the same sentences."""
-    from lib.toy import tiny_model
-
     sentences = ["en1 en2 en3", "en4 en5", "en6 en7 en8 en9 en10"]
     alpha = None if beam_size == 1 else 0.0
     model = tiny_model(3, max_tgt_len=60)  # untrained: it never writes <eos>, the cap binds
