@@ -3,6 +3,8 @@ a message that names the mistake, and reports an unfinished skeleton as not done
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -11,6 +13,7 @@ from conftest import skeleton
 from lib.checks import head as checks
 from lib.checks.decoder import tiny_model
 from lib.data import EOS, PAD, SOS
+from lib.head import shortlist_ids
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
@@ -275,3 +278,77 @@ def test_calibration_names_counts_instead_of_shares():
 
 def test_calibration_skeleton_is_not_done():
     assert not checks.check_calibration(skeleton).done
+
+
+# --- label-smoothed loss over a shortlist ----------------------------------------------------
+
+
+def smoothed_shortlist_loss(logits, targets, pad, eps, listed):
+    real = targets != pad  # (B, T)
+    logp = torch.log_softmax(logits[real][:, listed], -1)  # (N, C)
+    column = torch.searchsorted(listed, targets[real])  # (N,)
+    nll = -logp.gather(1, column.unsqueeze(1)).squeeze(1)  # (N,)
+    return ((1 - eps) * nll - eps * logp.mean(-1)).mean()
+
+
+def test_smoothed_reference_equals_torch_label_smoothing_and_a_hand_value():
+    # independent oracle: torch's own label smoothing over the listed columns
+    g = torch.Generator().manual_seed(0)
+    logits, targets = torch.randn(2, 4, 15, generator=g), torch.randint(4, 15, (2, 4), generator=g)
+    targets[1, 2:] = 0
+    listed = shortlist_ids(targets, 5)
+    real = targets != 0
+    torch_value = F.cross_entropy(logits[real][:, listed], torch.searchsorted(listed, targets[real]),
+                                  label_smoothing=0.1)
+    ours = checks.smoothed_shortlist_reference(logits, targets, 0, 0.1, listed)
+    assert torch.isclose(ours, torch_value, atol=1e-6)
+    # by hand: two equal logits over S = {a, b}: -log P = log 2 for each, any eps
+    two = torch.zeros(1, 1, 3)
+    hand = checks.smoothed_shortlist_reference(two, torch.tensor([[1]]), 0, 0.3,
+                                               torch.tensor([1, 2]))
+    assert math.isclose(float(hand), math.log(2), rel_tol=1e-6)
+
+
+def test_smoothed_shortlist_accepts_the_reference():
+    result = checks.check_smoothed_shortlist_loss(smoothed_shortlist_loss)
+    assert result.ok, result
+
+
+def _all_words(logits, targets, pad, eps, listed):
+    real = targets != pad
+    logp = torch.log_softmax(logits[real], -1)[:, listed]  # over V, then kept: not normalised
+    column = torch.searchsorted(listed, targets[real])
+    return ((1 - eps) * -logp.gather(1, column[:, None]).squeeze(1) - eps * logp.mean(-1)).mean()
+
+
+def _swapped(logits, targets, pad, eps, listed):
+    return smoothed_shortlist_loss(logits, targets, pad, 1 - eps, listed)
+
+
+def _padding_in(logits, targets, pad, eps, listed):
+    flat = logits.reshape(-1, logits.size(-1))[:, listed]
+    column = torch.searchsorted(listed, targets.reshape(-1))
+    return F.cross_entropy(flat, column, label_smoothing=eps)
+
+
+def _no_smoothing(logits, targets, pad, eps, listed):
+    return smoothed_shortlist_loss(logits, targets, pad, 0.0, listed)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (_all_words, "over the listed columns only"),
+    (_swapped, "wrong way round"),
+    (_padding_in, "padding not masked"),
+    (_no_smoothing, "no smoothing"),
+])
+def test_smoothed_shortlist_names_typical_mistakes(wrong, words):
+    result = checks.check_smoothed_shortlist_loss(wrong)
+    assert result.done and not result.ok
+    assert words in str(result), result
+
+
+def test_smoothed_shortlist_skeleton_is_not_done():
+    def todo(logits, targets, pad, eps, listed):
+        raise NotImplementedError
+
+    assert not checks.check_smoothed_shortlist_loss(todo).done

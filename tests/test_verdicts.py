@@ -303,3 +303,93 @@ def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
 def test_learned_enough_refuses_to_rank_models_that_have_not_learned():
     assert v.learned_enough(5.5).startswith("Neither model reaches 10 BLEU")
     assert v.learned_enough(25.0).startswith("The better model reaches 25.0 BLEU")
+
+
+# --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 sentences"), (1, "1 sentence"), (2, "2 sentences"),
+                                     (1200, "1,200 sentences")])
+def test_count_of_puts_the_noun_in_the_right_number(n, text):
+    assert v.count_of(n, "sentence") == text
+    assert v.count_of(1, "child", "children") == "1 child"
+    assert v.count_of(3, "child", "children") == "3 children"
+    with pytest.raises(ValueError, match="negative"):
+        v.count_of(-1, "sentence")
+
+
+def test_two_way_choice_says_two_words_only_when_they_hold_most_of_it():
+    text = v.two_way_choice("Tu", 0.45, "Vous", 0.44)
+    assert "«Tu» gets 0.45 and «Vous» 0.44" in text and "89 %" in text
+    assert "choice between two words" in text
+    spread = v.two_way_choice("il", 0.30, "elle", 0.20)
+    assert "only 50 % between them" in spread and "choice between two" not in spread
+    with pytest.raises(ValueError):
+        v.two_way_choice("a", 0.2, "b", 0.3)  # the second is more likely than the first
+
+
+def test_unsure_spread_names_unk_and_a_thin_spread():
+    text = v.unsure_spread(["<unk>", "méjugé", "donné"], [0.03, 0.03, 0.02])
+    assert "«<unk>» 0.03" in text and "8 %" in text
+    assert "the favourite is <unk>" in text and "spread thin" in text
+    sure = v.unsure_spread(["chat", "chien"], [0.45, 0.40])
+    assert "<unk>" not in sure and "spread thin" not in sure and "85 %" in sure
+    with pytest.raises(ValueError, match="sorted"):
+        v.unsure_spread(["a", "b"], [0.1, 0.2])
+    with pytest.raises(ValueError, match="one probability per word"):
+        v.unsure_spread(["a"], [0.1, 0.2])
+
+
+def test_calibration_noise_counts_a_gap_only_beyond_the_standard_error():
+    # 0.31 vs 0.38 on 60 positions: SE = 0.06, gap 0.07 < 2 SE -> noise
+    assert v.calibration_noise([(0.31, 0.38, 60)]).startswith("calibrated within sampling")
+    # the same gap on 6,000 positions: SE = 0.006 -> under-confident
+    assert v.calibration_noise([(0.31, 0.38, 6000)]).startswith("under-confident in every")
+    assert v.calibration_noise([(0.9, 0.8, 1000)]).startswith("over-confident in every")
+    mixed = v.calibration_noise([(0.31, 0.38, 6000), (0.91, 0.93, 300), (0.6, 0.4, 1000)])
+    assert "under-confident beyond 2 standard errors in the group of mean P(top) 0.31" in mixed
+    assert "over-confident beyond 2 standard errors in the group of mean P(top) 0.60" in mixed
+    assert "within sampling noise in the group of mean P(top) 0.91" in mixed
+    with pytest.raises(ValueError):
+        v.calibration_noise([])
+    with pytest.raises(ValueError):
+        v.calibration_noise([(0.5, 0.5, 0)])
+
+
+@pytest.mark.parametrize("measured, start", [(10.6, "1.4 nats above the 9.2"),
+                                             (8.0, "1.2 nats below the 9.2"),
+                                             (9.3, "within 0.25 nats of the 9.2")])
+def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
+    assert v.smoothing_gap(measured, 9.2).startswith(start)
+    assert "Jensen" in v.smoothing_gap(10.6, 9.2)
+    assert "4.1 times less" in v.smoothing_gap(10.6, 9.2)
+
+
+def test_default_holds_compares_the_default_with_the_best_of_the_grid():
+    assert "scores highest" in v.default_holds({0.0: 40.0, 1.0: 39.0}, 0.0, "α")
+    near = v.default_holds({0.0: 40.0, 0.6: 40.05}, 0.0, "α")
+    assert "within 0.1 BLEU of the best, α = 0.6 (0.05 below it)" in near
+    far = v.default_holds({0.0: 40.0, 0.6: 41.0}, 0.0, "α")
+    assert "α = 0.6 scores 1.00 BLEU above the default" in far and "not be chosen" in far
+    with pytest.raises(ValueError, match="not among"):
+        v.default_holds({0.0: 40.0}, 1.0, "α")
+
+
+def test_smallest_margin_within_and_its_note():
+    grid = {2.0: 40.0, 1.5: 39.95, 1.0: 39.5, 0.5: 38.0}
+    assert v.smallest_margin_within(grid, 40.0) == 1.5
+    assert v.smallest_margin_within(grid, 41.0) is None
+    assert v.margin_rule_note(1.5, 1.5) == "here the rule picks 1.5, the default"
+    assert "smaller than the default 1.5" in v.margin_rule_note(1.0, 1.5)
+    assert "larger than the default 1.5" in v.margin_rule_note(2.0, 1.5)
+    assert "picks none" in v.margin_rule_note(None, 1.5)
+
+
+def test_mean_vs_corpus_says_where_the_mean_lies_and_where_each_change_moves_it():
+    text = v.mean_vs_corpus(35.9, 41.1, 30.2, 41.3)
+    assert "lies above corpus BLEU (41.10 against 35.90)" in text
+    assert "the mean falls (-10.90 points, to 30.20)" in text
+    assert "it barely changes (+0.20 points, to 41.30)" in text
+    below = v.mean_vs_corpus(40.0, 30.0, 31.0, 35.0)
+    assert "lies below corpus BLEU" in below and "the mean rises (+1.00" in below
+    assert "it rises (+5.00" in below

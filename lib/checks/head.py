@@ -2,6 +2,8 @@
 
     check_log_softmax(log_softmax)              log of eq. 8, finite where a softmax underflows
     check_masked_cross_entropy(cross_entropy)   eq. 7 averaged over real tokens, padding masked
+    check_smoothed_shortlist_loss(fn)           the reference model's training loss: label
+                                                smoothing over a shortlist softmax, padding out
     check_sequence_log_prob(sequence_log_prob)  log P(y | x) by teacher forcing
     check_calibration(calibration)              per confidence group: mean P(top), share right
 
@@ -22,7 +24,7 @@ import torch.nn.functional as F
 from lib.checks.decoder import tiny_model
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS
-from lib.head import masked_cross_entropy
+from lib.head import masked_cross_entropy, shortlist_ids
 from lib.search import greedy, sequence_log_prob
 
 # ---------------------------------------------------------------------------------------------
@@ -182,6 +184,106 @@ def check_masked_cross_entropy(fn) -> CheckResult:
         lambda: _ce_case(fn, 2, 4, 6, [4, 1], 1, scale=6.0),
         lambda: _ce_case(fn, 4, 6, 9, [6, 6, 3, 1], 2, pad=5),
         lambda: _ce_case(fn, 2, 3, 5, [3, 3], 3),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# smoothed_shortlist_loss(logits (B, T, V), targets (B, T), pad, eps, listed (C,)) -> scalar
+# ---------------------------------------------------------------------------------------------
+
+
+def smoothed_shortlist_reference(logits: torch.Tensor, targets: torch.Tensor, pad: int,
+                                 eps: float, listed: torch.Tensor) -> torch.Tensor:
+    """Mean over real tokens of (1 - eps)(-log P_S(y*)) + eps * mean_{v in S}(-log P_S(v)),
+    P_S the softmax over the columns `listed` (sorted word ids holding every target)."""
+    real = targets != pad  # (B, T)
+    logp = torch.log_softmax(logits[real][:, listed], -1)  # (N, C)
+    column = torch.searchsorted(listed, targets[real])  # (N,) each target's column in S
+    nll = -logp.gather(1, column.unsqueeze(1)).squeeze(1)  # (N,)
+    return ((1 - eps) * nll - eps * logp.mean(-1)).mean()
+
+
+def _smoothed_variants(logits, targets, pad, eps, listed) -> dict[str, float]:
+    """Typical wrong losses, each with the explanation of its mistake."""
+    real = targets != pad  # (B, T)
+    column = torch.searchsorted(listed, targets.clamp(min=0))  # (B, T)
+    column = column.clamp(max=len(listed) - 1)  # pad positions may fall off the end
+    lp_s = torch.log_softmax(logits[..., listed], -1)  # (B, T, C) over S
+    lp_all = torch.log_softmax(logits, -1)[..., listed]  # (B, T, C) over all V, then kept
+    nll = -lp_s.gather(-1, column.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    uni = -lp_s.mean(-1)  # (B, T)
+    n, C = real.sum(), len(listed)
+
+    def mean_real(x):
+        return float((x * real).sum() / n)
+
+    wrong = {
+        "the softmax must run over the listed columns only, as in training: you took the "
+        "log-probabilities over all V words and then kept the listed columns, so they do not "
+        "sum to 1 over S": mean_real((1 - eps) * -lp_all.gather(-1, column.unsqueeze(-1))
+                                     .squeeze(-1) - eps * lp_all.mean(-1)),
+        "padding not masked: the <pad> positions entered the loss; keep only positions whose "
+        "target is not pad (the pad argument, which is not always 0)":
+            float(((1 - eps) * nll + eps * uni).mean()),
+        "averaged over all positions instead of real tokens: divide by the number of real "
+        "tokens": float((((1 - eps) * nll + eps * uni) * real).sum() / real.numel()),
+        "the weights are the wrong way round: the reference word gets 1 - eps, the uniform "
+        "term eps": mean_real(eps * nll + (1 - eps) * uni),
+        "the uniform term is the MEAN of -log P_S(v) over the |S| columns, not their sum":
+            mean_real((1 - eps) * nll - eps * lp_s.sum(-1)),
+        "the page's formula spreads eps over ALL columns of S, the reference word's included; "
+        "you left the reference out of the uniform term":
+            mean_real((1 - eps) * nll - eps * (lp_s.sum(-1) + nll) / (C - 1)),
+        "no smoothing: you returned eq. 7 over S; add eps times the uniform term and weight "
+        "the reference term by 1 - eps": mean_real(nll),
+        "the smoothing is there but the reference term is not weighted: (1 - eps) times "
+        "-log P_S(y*), plus eps times the uniform term": mean_real(nll + eps * uni),
+    }
+    if int(targets[real].max()) < C:  # a word id used as a column index
+        by_id = -lp_s.gather(-1, targets.clamp(0, C - 1).unsqueeze(-1)).squeeze(-1)
+        wrong["you indexed the listed columns with the word id: column j of the shortlist "
+              "logits is word listed[j]; find each target's column (torch.searchsorted(listed, "
+              "target), or a lookup table)"] = mean_real((1 - eps) * by_id + eps * uni)
+    return wrong
+
+
+def _smoothed_case(fn, B: int, T: int, V: int, lengths: list[int], short: int, eps: float,
+                   seed: int, pad: int = PAD) -> str:
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(B, T, V, generator=g) * 2.0  # (B, T, V)
+    targets = torch.randint(len(SPECIALS), V, (B, T), generator=g)  # (B, T)
+    for b, n in enumerate(lengths):
+        targets[b, n:] = pad
+    listed = shortlist_ids(targets, short, pad)  # (C,) sorted
+    expected = float(smoothed_shortlist_reference(logits, targets, pad, eps, listed))
+    label = (f"B={B}, T={T}, V={V}, lengths {lengths}, |S| = {len(listed)}, eps = {eps}, "
+             f"pad = {pad}")
+    got = call(fn, logits, targets, pad, eps, listed,
+               names=("logits", "targets", "pad", "eps", "listed"), where=label)
+    if torch.is_tensor(got):
+        if got.numel() != 1:
+            raise Mismatch(f"{label}: return one number (a scalar tensor), got shape "
+                           f"{tuple(got.shape)}")
+        got = float(got)
+    if not isinstance(got, (int, float)):
+        raise Mismatch(f"{label}: return a number (a scalar tensor), got {type(got).__name__}")
+    if math.isclose(got, expected, rel_tol=1e-4, abs_tol=1e-5):
+        return label
+    for why, value in _smoothed_variants(logits, targets, pad, eps, listed).items():
+        if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-5):
+            raise Mismatch(f"{label}: {why}")
+    raise Mismatch(f"{label}: you returned {got:.5g}, expected {expected:.5g}")
+
+
+def check_smoothed_shortlist_loss(fn) -> CheckResult:
+    """fn(logits (B, T, V), targets (B, T), pad, eps, listed (C,)) -> the label-smoothed loss
+    over the shortlist softmax, averaged over real tokens."""
+    return run_checks(
+        "label-smoothed loss over a shortlist",
+        lambda: _smoothed_case(fn, 3, 5, 20, [5, 2, 3], 6, 0.1, 0),
+        lambda: _smoothed_case(fn, 2, 4, 30, [4, 1], 8, 0.3, 1),
+        lambda: _smoothed_case(fn, 4, 6, 25, [6, 6, 3, 1], 7, 0.1, 2, pad=5),
+        lambda: _smoothed_case(fn, 2, 3, 12, [3, 3], 12, 0.2, 3),
     )
 
 

@@ -587,3 +587,153 @@ def alignment_reading(last_share: float, block_share: float, in_order: bool,
             f"and as the output advances that sentence {order}"
             + (": blocks along the diagonal, one sentence translated after the other"
                if in_order and block_share >= 0.5 else ""))
+
+
+# --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
+
+
+def count_of(n: int, singular: str, plural: str | None = None) -> str:
+    """'1 sentence', '3 sentences', '0 sentences': a count with its noun in the right number."""
+    if n < 0:
+        raise ValueError(f"a count cannot be negative, got {n!r}")
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def two_way_choice(first: str, p_first: float, second: str, p_second: float,
+                   together: float = 0.8) -> str:
+    """An unsure step described by its two favourite words: a choice between two words when
+    they hold at least `together` of the probability between them, a wider spread otherwise."""
+    if not 0 <= p_second <= p_first <= 1:
+        raise ValueError(f"need 0 <= p_second <= p_first <= 1, got {p_first!r}, {p_second!r}")
+    both = p_first + p_second
+    head = (f"«{first}» gets {p_first:.2f} and «{second}» {p_second:.2f}")
+    if both >= together:
+        return (f"{head}: {100 * both:.0f} % of the probability between them, a choice between "
+                f"two words rather than ignorance")
+    return (f"{head}, only {100 * both:.0f} % between them: the rest is spread over other "
+            f"words")
+
+
+def unsure_spread(words: Sequence[str], probs: Sequence[float], unk: str = "<unk>") -> str:
+    """The least sure step: its favourite words, how much the listed words hold together, and
+    whether the favourite is the unknown-word token (probs sorted, largest first)."""
+    if not words or len(words) != len(probs):
+        raise ValueError(f"need one probability per word, got {len(words)} words and "
+                         f"{len(probs)} probabilities")
+    if any(b > a for a, b in zip(probs, probs[1:])):
+        raise ValueError(f"probabilities must be sorted, largest first, got {list(probs)!r}")
+    listed = ", ".join(f"«{w}» {p:.2f}" for w, p in zip(words[:3], probs[:3]))
+    mass = sum(probs)
+    text = (f"its favourite words are {listed}, and the {len(words)} most likely words hold "
+            f"{100 * mass:.0f} % of the probability together")
+    if words[0] == unk:
+        text += (f"; the favourite is {unk}, the token that stands for every word outside "
+                 f"the vocabulary")
+    if mass < 0.5:
+        text += ": the probability is spread thin, the model's way of saying it does not know"
+    return text
+
+
+def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0) -> str:
+    """Calibration per confidence group [(mean P(top), share right, positions)], judged against
+    sampling noise: a gap counts only beyond z binomial standard errors, sqrt(p (1 - p) / n)
+    with p the mean P(top), the error a calibrated model's share right would have."""
+    if not groups:
+        raise ValueError("no groups to judge")
+    under, over, noise = [], [], []
+    for conf, acc, n in groups:
+        if n < 1 or not 0 <= conf <= 1 or not 0 <= acc <= 1:
+            raise ValueError(f"need 0 <= P, share <= 1 and n >= 1, got {(conf, acc, n)!r}")
+        se = math.sqrt(max(conf * (1 - conf), 1e-12) / n)
+        label = f"{conf:.2f}"
+        (under if acc - conf > z * se else over if conf - acc > z * se else noise).append(label)
+    g = len(groups)
+
+    def which(labels):
+        return "the group" + ("s" if len(labels) > 1 else "") + " of mean P(top) " + \
+            " and ".join(labels)
+
+    if len(noise) == g:
+        return (f"calibrated within sampling noise in every group: no gap is larger than {z:g} "
+                f"standard errors")
+    if len(under) == g:
+        return (f"under-confident in every group, by more than {z:g} standard errors: its top "
+                f"word is right more often than it claims")
+    if len(over) == g:
+        return (f"over-confident in every group, by more than {z:g} standard errors: its top "
+                f"word is right less often than it claims")
+    parts = []
+    if under:
+        parts.append(f"under-confident beyond {z:g} standard errors in {which(under)}")
+    if over:
+        parts.append(f"over-confident beyond {z:g} standard errors in {which(over)}")
+    if noise:
+        parts.append(f"within sampling noise in {which(noise)}")
+    return "; ".join(parts)
+
+
+def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> str:
+    """The uniform term of label smoothing as measured, against -log(eps / |S|), its value for
+    a model whose distribution equals the smoothed target (both in nats per position)."""
+    gap = measured - design
+    if gap > tolerance:
+        return (f"{gap:.1f} nats above the {design:.1f} of a model that matched the smoothed "
+                f"target exactly, so on (geometric) average a listed word gets "
+                f"{math.exp(gap):.1f} times less than ε/|S|: the model spreads ε unevenly, "
+                f"and by Jensen's inequality any uneven spread raises the term")
+    if gap < -tolerance:
+        return (f"{-gap:.1f} nats below the {design:.1f} of a model that matched the smoothed "
+                f"target exactly: the listed words other than the reference get more than "
+                f"ε/|S| on (geometric) average")
+    return (f"within {tolerance:g} nats of the {design:.1f} of a model that matched the "
+            f"smoothed target exactly")
+
+
+def default_holds(bleu_by_setting: dict, default, name: str, tolerance: float = 0.1) -> str:
+    """Does a default setting still score within `tolerance` BLEU of the best of a grid?"""
+    if default not in bleu_by_setting:
+        raise ValueError(f"the default {default!r} is not among {list(bleu_by_setting)!r}")
+    best = max(bleu_by_setting, key=lambda s: bleu_by_setting[s])
+    gap = bleu_by_setting[best] - bleu_by_setting[default]
+    if best == default or gap <= 0:
+        return f"the default, {name} = {default}, scores highest of the grid"
+    if gap <= tolerance:
+        return (f"the default, {name} = {default}, is within {tolerance:g} BLEU of the best, "
+                f"{name} = {best} ({gap:.2f} below it)")
+    return (f"{name} = {best} scores {gap:.2f} BLEU above the default, {name} = {default}: on "
+            f"these sentences the default would not be chosen again")
+
+
+def smallest_margin_within(bleu_by_margin: dict, plain: float, tolerance: float = 0.1):
+    """The smallest pruning margin whose BLEU stays within `tolerance` of the beam without
+    pruning (BLEU `plain`), or None when none does."""
+    ok = [m for m, b in bleu_by_margin.items() if b >= plain - tolerance]
+    return min(ok) if ok else None
+
+
+def margin_rule_note(chosen, default) -> str:
+    """What the margin rule picks on the page's sentences, against lib's default."""
+    if chosen is None:
+        return "no margin of the grid stays that close, so the rule picks none here"
+    if chosen == default:
+        return f"here the rule picks {chosen:g}, the default"
+    word = "smaller" if chosen < default else "larger"
+    return (f"here the rule picks {chosen:g}, {word} than the default {default:g}: on so few "
+            f"sentences a tenth of a BLEU point is within the noise, so the rule is a loose one")
+
+
+def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weighted: float,
+                   tolerance: float = 0.5) -> str:
+    """Why the mean of sentence BLEUs differs from corpus BLEU: what happens to the mean when
+    sentence BLEU stops using the effective order, and when sentences are weighted by their
+    number of tokens instead of equally."""
+    side = direction(mean - corpus, tolerance, up="above", down="below", flat="close to")
+    order = mean_full_order - mean
+    weight = mean_weighted - mean
+    o = direction(order, tolerance, up="rises", down="falls", flat="barely changes")
+    w = direction(weight, tolerance, up="rises", down="falls", flat="barely changes")
+    return (f"The mean of sentence BLEUs lies {side} corpus BLEU ({mean:.2f} against "
+            f"{corpus:.2f}). Scoring every sentence on all four orders, the mean {o} "
+            f"({order:+.2f} points, to {mean_full_order:.2f}); weighting each sentence by its "
+            f"number of tokens, as corpus BLEU's sums do, it {w} ({weight:+.2f} points, to "
+            f"{mean_weighted:.2f})")
