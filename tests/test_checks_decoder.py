@@ -342,6 +342,44 @@ class BridgeFrozen(BridgeOk):
             return super().forward(hidden)
 
 
+class BridgeLayerToLayer(torch.nn.Module):
+    """Decoder layer j reads encoder layer min(j, L_enc - 1) only."""
+
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__()
+        self.enc_layers = enc_layers
+        self.maps = torch.nn.ModuleList(torch.nn.Linear(enc_hidden, dec_hidden)
+                                        for _ in range(dec_layers))
+
+    def forward(self, hidden):
+        return torch.stack([torch.tanh(m(hidden[min(j, self.enc_layers - 1)]))
+                            for j, m in enumerate(self.maps)])
+
+
+class BridgeCopied(torch.nn.Module):
+    """One map of all the encoder layers, copied to every decoder layer."""
+
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__()
+        self.dec_layers = dec_layers
+        self.proj = torch.nn.Linear(enc_layers * enc_hidden, dec_hidden)
+
+    def forward(self, hidden):
+        L, B, H = hidden.shape
+        out = torch.tanh(self.proj(hidden.transpose(0, 1).reshape(B, L * H)))  # (B, H_dec)
+        return out.unsqueeze(0).expand(self.dec_layers, -1, -1)
+
+
+class BridgeNarrow(BridgeOk):
+    """Squeezes all the encoder's states through two numbers before the decoder's layers."""
+
+    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
+        super().__init__(enc_layers, enc_hidden, dec_layers, dec_hidden)
+        self.proj = torch.nn.Sequential(
+            torch.nn.Linear(enc_layers * enc_hidden, 2),
+            torch.nn.Linear(2, dec_layers * dec_hidden))
+
+
 def test_bridge_accepts_two_different_good_designs():
     assert checks.check_bridge(BridgeOk).ok
     assert checks.check_bridge(BridgePerLayer).ok
@@ -353,6 +391,9 @@ def test_bridge_accepts_two_different_good_designs():
     (BridgeLinear, "end the bridge with a tanh"),
     (BridgeBatchFirst, "layers first, (L_dec, B, H_dec)"),
     (BridgeFrozen, "no gradient reaches the bridge's weights"),
+    (BridgeLayerToLayer, "decoder layer 2 does not read encoder layer 1"),
+    (BridgeCopied, "start from the same state"),
+    (BridgeNarrow, "trained to copy a reference bridge"),
     (lambda *sizes: "a bridge", "should return an nn.Module"),
 ])
 def test_bridge_names_the_typical_mistakes(wrong, words):

@@ -1,146 +1,148 @@
 """lib.checks.wrap_up: each checker accepts the reference, rejects typical mistakes with a
-message that names them, and reports an unfinished skeleton as not done."""
+message that names them, and reports an unfinished skeleton as not done. The references are
+checked against hand-computed answers first."""
 
 from __future__ import annotations
 
+import math
+
+import torch
 from conftest import assert_rejects, skeleton
 
-from lib.bleu import corpus_bleu, sentence_bleu
+from lib import toy
 from lib.checks import wrap_up as checks
-from lib.data import tokenize
+from lib.data import EOS, PAD, detokenize, tokenize
+from lib.search import sequence_log_prob
 
-# --- bucket_by_length -------------------------------------------------------------------------
-
-
-def bucket_by_length(sources):
-    buckets = {}
-    for i, s in enumerate(sources):
-        buckets.setdefault(len(tokenize(s)), []).append(i)
-    return buckets
+# --- copy_unknowns -------------------------------------------------------------------------------
 
 
-def test_buckets_accepts_reference_and_skeleton_is_not_done():
-    assert checks.check_buckets(bucket_by_length).ok
-    r = checks.check_buckets(skeleton)
+def copy_unknowns(source, output, known):
+    unknown = [w for w in tokenize(source) if w not in known]
+    parts = output.split("<unk>")
+    out = parts[0]
+    for k, part in enumerate(parts[1:]):
+        out += (unknown[k] if k < len(unknown) else "<unk>") + part
+    return out
+
+
+def test_copy_reference_by_hand():
+    known = {"My", "aunt", "lives", "in", ".", "Tom", "met", "I", "and", "at", "the"}
+    assert checks.copy_reference("My aunt lives in Saskatchewan.", "Ma tante vit au <unk>.",
+                                 known) == "Ma tante vit au Saskatchewan."
+    assert checks.copy_reference("Tom met Ziggy in Bruges.",
+                                 "Tom a rencontré <unk> à <unk> hier <unk>.", known) == (
+        "Tom a rencontré Ziggy à Bruges hier <unk>.")
+    assert checks.copy_reference("Tom met Ziggy in Bruges.",
+                                 "Tom a rencontré <unk> à <unk> hier <unk>.", known,
+                                 "dropped") == "Tom a rencontré Ziggy à Bruges hier."
+
+
+def test_copy_accepts_reference_and_skeleton_is_not_done():
+    assert checks.check_copy_unknowns(copy_unknowns).ok
+    r = checks.check_copy_unknowns(skeleton)
     assert not r.ok and not r.done and "not done yet" in str(r)
 
 
-def test_buckets_names_whitespace_words_and_characters():
-    def words(sources):
-        out = {}
-        for i, s in enumerate(sources):
-            out.setdefault(len(s.split()), []).append(i)
-        return out
+def test_copy_names_the_typical_mistakes():
+    def tokenized(source, output, known):
+        unknown = iter(w for w in tokenize(source) if w not in known)
+        return " ".join(next(unknown, t) if t == "<unk>" else t for t in tokenize(output))
 
-    def chars(sources):
-        out = {}
-        for i, s in enumerate(sources):
-            out.setdefault(len(s), []).append(i)
-        return out
+    def any_word(source, output, known):
+        return copy_unknowns(source, output, set())
 
-    assert_rejects(checks.check_buckets(words), "spaces", "lib.data.tokenize")
-    assert_rejects(checks.check_buckets(chars), "characters")
+    def lowered(source, output, known):
+        return copy_unknowns(source.lower(), output, {w.lower() for w in known})
 
+    def first_only(source, output, known):
+        unknown = [w for w in tokenize(source) if w not in known]
+        return output.replace("<unk>", unknown[0]) if unknown else output
 
-def test_buckets_names_one_based_indices_and_sentences():
-    def one_based(sources):
-        return {k: [i + 1 for i in v] for k, v in bucket_by_length(sources).items()}
+    def dropped(source, output, known):
+        out = copy_unknowns(source, output, known)
+        return " ".join(out.replace("<unk>", "").split()).replace(" .", ".")
 
-    def sentences(sources):
-        return {k: [sources[i] for i in v] for k, v in bucket_by_length(sources).items()}
-
-    assert_rejects(checks.check_buckets(one_based), "start at 1")
-    assert_rejects(checks.check_buckets(sentences), "indices")
-
-
-# --- bucket_bleu ------------------------------------------------------------------------------
+    assert_rejects(checks.check_copy_unknowns(any_word), "knows it or not")
+    assert_rejects(checks.check_copy_unknowns(lowered), "lowercased")
+    assert_rejects(checks.check_copy_unknowns(first_only), "the k-th <unk> takes")
+    assert_rejects(checks.check_copy_unknowns(dropped), "deleted the <unk>s")
+    assert_rejects(checks.check_copy_unknowns(lambda s, o, k: None), "as a str")
+    r = checks.check_copy_unknowns(tokenized)
+    assert not r.ok and "expected «Ma tante vit au Saskatchewan.»" in str(r)
 
 
-def bucket_bleu(hypotheses, references, buckets):
-    return {k: corpus_bleu([hypotheses[i] for i in idx], [references[i] for i in idx]).score
-            for k, idx in buckets.items()}
+def test_copy_names_the_tokenizer_trap():
+    def retokenized(source, output, known):
+        return detokenize(tokenize(output))  # <unk> cut into three, nothing replaced
+
+    assert_rejects(checks.check_copy_unknowns(retokenized), "cuts '<unk>' into")
 
 
-def test_bucket_bleu_accepts_reference_and_skeleton_is_not_done():
-    r = checks.check_bucket_bleu(bucket_bleu)
+# --- diagnose ------------------------------------------------------------------------------------
+
+
+def diagnose(model, src_ids, output_ids, references):
+    outputs = [list(output_ids)] + [list(r) + [EOS] for r in references]
+    T = max(len(y) for y in outputs)
+    tgt = torch.full((len(outputs), T), PAD, dtype=torch.long)
+    for i, y in enumerate(outputs):
+        tgt[i, :len(y)] = torch.tensor(y)
+    src = torch.tensor([src_ids] * len(outputs))
+    lp = sequence_log_prob(model, src, torch.full((len(outputs),), len(src_ids)), tgt)
+    return "search error" if bool((lp[1:] > lp[0]).any()) else "model error"
+
+
+def test_diagnose_reference_by_hand():
+    # greedy_loses_table: P(A C <eos>) = .5 * .4 = .2, P(B C <eos>) = .4 * .9 = .36,
+    # P(A D <eos>) = .5 * .35 = .175, P(A <eos>) = .125, P(B <eos>) = .04
+    model = toy.TableModel(toy.greedy_loses_table())
+    src = model.inputs()[0][0].tolist()
+    ids = model.ids
+    lp = checks._log_probs(model, src, [ids(["A", "C", "<eos>"]), ids(["B", "<eos>"])])
+    assert math.isclose(lp[0], math.log(0.2), rel_tol=1e-6)
+    assert math.isclose(lp[1], math.log(0.04), rel_tol=1e-6)
+    assert checks.diagnose_reference(model, src, ids(["A", "C", "<eos>"]),
+                                     [ids(["A", "D"]), ids(["B", "C"])]) == "search error"
+    assert checks.diagnose_reference(model, src, ids(["A", "C", "<eos>"]),
+                                     [ids(["A", "D"])]) == "model error"
+    assert checks.diagnose_reference(model, src, ids(["A", "<eos>"]), [ids(["B"])]) == \
+        "model error"
+    assert checks.diagnose_reference(model, src, ids(["A", "<eos>"]), [ids(["B"])],
+                                     "no eos") == "search error"
+
+
+def test_diagnose_accepts_reference_and_skeleton_is_not_done():
+    r = checks.check_diagnose(diagnose)
     assert r.ok, str(r)
-    assert not checks.check_bucket_bleu(skeleton).done
+    assert not checks.check_diagnose(skeleton).done
 
 
-def test_bucket_bleu_names_averaged_sentence_bleu():
-    def mean_sentence(hyps, refs, buckets):
-        return {k: sum(sentence_bleu(hyps[i], refs[i]).score for i in idx) / len(idx)
-                for k, idx in buckets.items()}
+def test_diagnose_names_the_typical_mistakes():
+    def no_eos(model, src_ids, output_ids, references):
+        return _scored(model, src_ids, output_ids, references, eos=False)
 
-    assert_rejects(checks.check_bucket_bleu(mean_sentence), "averaged sentence BLEU")
+    def mean(model, src_ids, output_ids, references):
+        return _scored(model, src_ids, output_ids, references, per_token=True)
 
+    def first(model, src_ids, output_ids, references):
+        return diagnose(model, src_ids, output_ids, references[:1])
 
-def test_bucket_bleu_names_first_reference_whole_corpus_and_scale():
-    def first_ref(hyps, refs, buckets):
-        return bucket_bleu(hyps, [r[:1] for r in refs], buckets)
+    def swapped(model, src_ids, output_ids, references):
+        return {"search error": "model error", "model error": "search error"}[
+            diagnose(model, src_ids, output_ids, references)]
 
-    def whole(hyps, refs, buckets):
-        score = corpus_bleu(hyps, refs).score
-        return {k: score for k in buckets}
-
-    def fraction(hyps, refs, buckets):
-        return {k: v / 100 for k, v in bucket_bleu(hyps, refs, buckets).items()}
-
-    assert_rejects(checks.check_bucket_bleu(first_ref), "first reference only")
-    assert_rejects(checks.check_bucket_bleu(whole), "whole corpus")
-    assert_rejects(checks.check_bucket_bleu(fraction), "0-100")
+    assert_rejects(checks.check_diagnose(no_eos), "without <eos>")
+    assert_rejects(checks.check_diagnose(mean), "per token")
+    assert_rejects(checks.check_diagnose(first), "first reference only")
+    assert_rejects(checks.check_diagnose(swapped))
+    assert_rejects(checks.check_diagnose(lambda *a: True), "'search error' or 'model error'")
 
 
-# --- worst_sentence ---------------------------------------------------------------------------
-
-
-def worst_sentence(hypotheses, references):
-    scores = [sentence_bleu(h, r).score for h, r in zip(hypotheses, references)]
-    return min(range(len(scores)), key=lambda i: scores[i])
-
-
-def test_worst_accepts_reference_and_skeleton_is_not_done():
-    r = checks.check_worst(worst_sentence)
-    assert r.ok, str(r)
-    assert not checks.check_worst(skeleton).done
-
-
-def test_worst_names_best_instead_of_worst_and_first_reference():
-    def best(hyps, refs):
-        scores = [sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
-        return max(range(len(scores)), key=lambda i: scores[i])
-
-    def first_ref(hyps, refs):
-        return worst_sentence(hyps, [r[:1] for r in refs])
-
-    assert_rejects(checks.check_worst(best), "HIGHEST")
-    assert_rejects(checks.check_worst(first_ref), "first reference only")
-
-
-def test_worst_names_the_tie_and_a_wrong_type():
-    def last_of_ties(hyps, refs):
-        scores = [sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
-        return max(range(len(scores)), key=lambda i: (-scores[i], i))
-
-    assert_rejects(checks.check_worst(last_of_ties), "return the first of them")
-    assert_rejects(checks.check_worst(lambda h, r: "0"), "an int")
-
-
-# --- inputs changed in place ------------------------------------------------------------------
-
-
-def test_inputs_changed_in_place_are_named():
-    def sorts_references(hypotheses, references):
-        for refs in references:
-            refs.sort(key=len)  # the caller's references of each sentence are reordered
-        return worst_sentence(hypotheses, references)
-
-    assert_rejects(checks.check_worst(sorts_references),
-                   "changed its input `references[1]` in place (e.g. references[1].sort()")
-
-    def pops_buckets(hypotheses, references, buckets):
-        return {k: bucket_bleu(hypotheses, references, {k: buckets.pop(k)})[k]
-                for k in list(buckets)}
-
-    assert_rejects(checks.check_bucket_bleu(pops_buckets),
-                   "changed its input `buckets` in place (e.g. buckets[key] = ...")
+def _scored(model, src_ids, output_ids, references, eos=True, per_token=False):
+    scores = []
+    for y in [list(output_ids)] + [list(r) + [EOS] * eos for r in references]:
+        lp = float(sequence_log_prob(model, torch.tensor([src_ids]),
+                                     torch.tensor([len(src_ids)]), torch.tensor([y]))[0])
+        scores.append(lp / len(y) if per_token else lp)
+    return "search error" if max(scores[1:]) > scores[0] else "model error"

@@ -305,6 +305,90 @@ def test_learned_enough_refuses_to_rank_models_that_have_not_learned():
     assert v.learned_enough(25.0).startswith("The better model reaches 25.0 BLEU")
 
 
+# --- the decoder chapter: backpropagation through time -----------------------------------------
+
+
+def test_gradient_reach_names_the_largest_and_smallest_positions():
+    text = v.gradient_reach([0.5, 2.0, 1.0], ["I", "am", "cold"])
+    assert text == ("the largest gradient reaches «am» (position 2 of 3) and the smallest "
+                    "reaches «I» (position 1), 4.0 times smaller")
+    text = v.gradient_reach([3.0, 1.0], ["a", "b"])
+    assert text.startswith("the largest gradient reaches «a» (position 1 of 2)")
+    assert text.endswith("«b» (position 2), 3.0 times smaller")
+
+
+def test_gradient_reach_edges_and_bad_input():
+    assert v.gradient_reach([1.0, 1.0], ["a", "b"]) == (
+        "every one of the 2 source tokens receives the same gradient norm")
+    assert v.gradient_reach([1.0, 0.0], ["a", "b"]).endswith(
+        "«b» (position 2) receives no gradient at all")
+    with pytest.raises(ValueError, match="one norm per token"):
+        v.gradient_reach([1.0, 2.0], ["a"])
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        v.gradient_reach([1.0, float("nan")], ["a", "b"])
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        v.gradient_reach([1.0, -1.0], ["a", "b"])
+
+
+# --- the wrap-up: the walk-through sentence, and search against model errors --------------------
+
+
+def test_pick_example_decides_by_content():
+    known = {"I", "am", "cold", ".", "We", "won", "Tom", "is", "here"}
+    items = [("I am Saskatchewan.", ["a", "b"]),  # an unknown word
+             ("We won.", ["a", "b"]),  # 3 tokens: too short
+             ("Tom is here.", ["Tom est là."]),  # one reference only
+             ("I am cold.", ["J'ai froid.", "Je suis froid."])]
+    tok = str.split
+    assert v.pick_example([(a.replace(".", " ."), r) for a, r in items], tok, known) == (
+        "I am cold .", ["J'ai froid.", "Je suis froid."])
+    # no item meets every condition: the first with known words, then the first of all
+    assert v.pick_example([("x y", ["r"]), ("We won .", ["r"])], tok, known) == (
+        "We won .", ["r"])
+    assert v.pick_example([("x y", ["r"])], tok, known) == ("x y", ["r"])
+    with pytest.raises(ValueError, match="no sentences"):
+        v.pick_example([], tok, known)
+
+
+def test_error_split_follows_the_counts():
+    assert v.error_split(30, 70, "greedy decoding") == (
+        "for 30 of the 100 outputs of greedy decoding that differ from every reference (30 %), "
+        "a reference is more probable than the output: search errors; the other 70 are model "
+        "errors by this test")
+    assert v.error_split(0, 12, "the beam").startswith(
+        "for none of the 12 outputs of the beam")
+    assert "nothing to diagnose" in v.error_split(0, 0, "the beam")
+    with pytest.raises(ValueError, match="negative"):
+        v.error_split(-1, 3, "x")
+
+
+def test_copy_outcome_names_what_happened():
+    assert v.copy_outcome("Tom", "railroads") == (
+        "Some copies are right: «Tom» is written the same way in a reference. Others are not: "
+        "«railroads» appears in no reference, an English word the French translates")
+    assert v.copy_outcome("Tom", None).startswith("Every copied word appears")
+    assert v.copy_outcome(None, "railroads").startswith("No copied word appears")
+    assert v.copy_outcome(None, None) == "Nothing was copied"
+
+
+def test_share_gap_says_when_the_gap_is_noise():
+    # p = 0.747, 2 * sqrt(2 p (1 - p) / 500) = 0.0550
+    assert v.share_gap(0.716, 0.778, "A", "B", 500) == (
+        "B is ahead of A by 6.2 points, more than the noise of 500 test items (about 5.5 "
+        "points)")
+    assert v.share_gap(0.75, 0.72, "A", "B", 500) == (
+        "A is ahead of B by 3.0 points, within the noise of 500 test items (about 5.6 "
+        "points): this sample cannot rank them")  # p = 0.735
+    assert v.share_gap(0.5, 0.5, "A", "B", 10) == "A and B get the same share right"
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.share_gap(1.5, 0.5, "A", "B", 10)
+    with pytest.raises(ValueError, match="at least 1"):
+        v.share_gap(0.5, 0.4, "A", "B", 0)
+
+
+# --- the encoder's LSTM section ---------------------------------------------------------------
+
+
 # --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
 
 

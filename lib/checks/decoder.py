@@ -19,6 +19,7 @@ import math
 import torch
 
 from lib import toy
+from lib.bottleneck import one_thread
 from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
@@ -460,8 +461,10 @@ def check_bridge(make_bridge) -> CheckResult:
     """`make_bridge(enc_layers, enc_hidden, dec_layers, dec_hidden)` returns a module whose
     forward maps the encoder's hidden states (L_enc, B, H_enc) to the decoder's initial states
     (L_dec, B, H_dec). Checked by what any good bridge must do, not against one answer: the
-    shape, one sentence never leaking into another, every encoder layer used, states inside
-    [-1, 1] as a GRU's are, and weights that training can reach."""
+    shape, one sentence never leaking into another, every encoder layer used by every decoder
+    layer, states inside [-1, 1] as a GRU's are, weights that training can reach, and the
+    values: trained for a moment, the bridge must give the initial states of a reference
+    bridge (one linear map of all the encoder's final states, then tanh)."""
     sizes = [(2, 16, 3, 8), (3, 10, 1, 12), (1, 6, 2, 6)]
 
     def build(le, he, ld, hd):
@@ -528,6 +531,70 @@ def check_bridge(make_bridge) -> CheckResult:
                                f"every encoder layer's final state")
         return "every encoder layer reaches the decoder"
 
+    def every_pair():
+        le, he, ld, hd = sizes[0]
+        bridge = build(le, he, ld, hd)
+        hidden = torch.randn(le, 3, he).tanh()
+        with torch.no_grad():
+            base = forward(bridge, hidden, "")
+            for layer in range(le):
+                changed = hidden.clone()
+                changed[layer] = -changed[layer]
+                moved = (forward(bridge, changed, "") - base).abs().amax(dim=(1, 2))  # (L_dec,)
+                deaf = [j for j in range(ld) if moved[j] <= 1e-6]
+                if deaf:
+                    raise Mismatch(f"decoder layer {deaf[0] + 1} does not read encoder layer "
+                                   f"{layer + 1}: pairing layers one to one (or by position) "
+                                   f"stops working when the depths differ; let every decoder "
+                                   f"layer read every encoder layer's final state")
+            if ld > 1 and all(torch.allclose(base[j], base[0], atol=1e-6) for j in range(ld)):
+                raise Mismatch(f"all {ld} decoder layers start from the same state: one map "
+                               f"copied to every layer gives the layers nothing to tell them "
+                               f"apart; map to L_dec * H_dec numbers, one block per layer")
+        return "every decoder layer reads every encoder layer, and the layers differ"
+
+    def fits_reference():
+        # Values against a reference: a bridge of one linear map of all the encoder's states,
+        # then tanh. A good design can be trained to give the same initial states.
+        le, he, ld, hd = 2, 6, 3, 4
+        gen = torch.Generator().manual_seed(1)
+        weight = torch.randn(ld * hd, le * he, generator=gen) / (le * he) ** 0.5
+        bias = 0.3 * torch.randn(ld * hd, generator=gen)
+
+        def reference(hidden):  # (L_enc, B, H_enc) -> (L_dec, B, H_dec)
+            B = hidden.size(1)
+            flat = hidden.transpose(0, 1).reshape(B, le * he)  # (B, L_enc * H_enc)
+            return torch.tanh(flat @ weight.T + bias).view(B, ld, hd).transpose(0, 1)
+
+        bridge = build(le, he, ld, hd)
+        train_x = torch.randn(le, 256, he, generator=gen).tanh()
+        test_x = torch.randn(le, 64, he, generator=gen).tanh()
+        params = [p for p in bridge.parameters() if p.requires_grad]
+        optimizer = torch.optim.Adam(params, lr=0.02)
+        target = reference(train_x)
+
+        # The loop runs unguarded: `call`'s time limit traces every line, which would make 400
+        # optimiser steps take seconds; the forward already ran under `call` in every check
+        # above, so it is known to return in time.
+        try:
+            with torch.enable_grad(), one_thread():  # tiny matrices: threads only wait
+                for _ in range(400):
+                    loss = (bridge(train_x) - target).pow(2).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+        except Exception as e:  # noqa: BLE001 - the learner's module, reported in words
+            raise Mismatch(f"while training the bridge for a moment, it raised "
+                           f"{type(e).__name__}: {e}") from None
+        with torch.no_grad():
+            error = (forward(bridge, test_x, "after fitting") - reference(test_x)).abs().mean()
+        if error > 0.02:
+            raise Mismatch(f"trained to copy a reference bridge (one linear map of all the "
+                           f"encoder's final states, then tanh), yours stays {error:.3f} away "
+                           f"on average on new inputs: it cannot give every decoder layer its "
+                           f"own mix of all the encoder layers")
+        return f"trained to copy a reference bridge: mean error {error:.4f} on new inputs"
+
     def like_a_gru():
         le, he, ld, hd = sizes[0]
         bridge = build(le, he, ld, hd)
@@ -558,4 +625,4 @@ def check_bridge(make_bridge) -> CheckResult:
         return f"{sum(p.numel() for p in params):,} trainable weights that get a gradient"
 
     return run_checks("a bridge between encoder and decoder", shapes, sentences_apart,
-                      every_layer, like_a_gru, trainable)
+                      every_layer, every_pair, like_a_gru, trainable, fits_reference)

@@ -1,215 +1,209 @@
 """Checkers for the exercises of "Wrap-up: translate your own sentences".
 
-    check_buckets(bucket_by_length)    test sentences grouped by source length in tokens
-    check_bucket_bleu(bucket_bleu)     one corpus BLEU per bucket, all references, = sacrebleu
-    check_worst(worst_sentence)        the sentence whose translation has the lowest BLEU
+    check_copy_unknowns(copy_unknowns)   each <unk> of the output replaced by an unknown source word
+    check_diagnose(diagnose)             a wrong output: search error or model error?
 
-The references are `lib.data.tokenize` (the model's tokens), `lib.evaluate.sacrebleu_score`
-(sacrebleu's corpus BLEU with every reference) and `lib.bleu.sentence_bleu`; each checker also
-computes the usual mistakes (whitespace words, averaged sentence BLEU, first reference only,
-best instead of worst) and names them when the learner's answer matches one.
+The references are `copy_reference` (the rule as the exercise states it) and
+`diagnose_reference` (`lib.search.sequence_log_prob` of the output and of every reference,
+<eos> included). Each checker also computes the usual mistakes (tokenising the output, copying
+known words, lowercasing, dropping or repeating; references without <eos>, per-token means,
+the first reference only) and names the one the learner's answer matches.
 """
 
 from __future__ import annotations
 
-from lib.bleu import sentence_bleu
+import torch
+
+from lib import toy
 from lib.checks.harness import CheckResult, Mismatch, call, run_checks
-from lib.data import tokenize
-from lib.evaluate import sacrebleu_score
-from lib.validate import is_int
+from lib.data import EOS, PAD, detokenize, tokenize
+from lib.search import sequence_log_prob
+
+UNK_TEXT = "<unk>"
 
 # ---------------------------------------------------------------------------------------------
-# bucket_by_length(sources: list[str]) -> {n_tokens: [indices]}
+# copy_unknowns(source, output, known) -> French text
 # ---------------------------------------------------------------------------------------------
 
-BUCKET_CASES = [
-    ["I'm cold.", "Go!", "Tom isn't here.", "We won.", "Where are you going?", "Hi."],
-    ["Let's go.", "I can't swim.", "It's a well-known fact, isn't it?", "Stop!",
-     "Is this your book?", "Run."],
-]
 
+def copy_reference(source: str, output: str, known, mistake: str = "") -> str:
+    """The k-th <unk> of `output` becomes the k-th token of `source` (lib.data.tokenize) that is
+    not in `known`, spelled as in the source; <unk>s beyond those stay as they are.
 
-def bucket_reference(sources: list[str]) -> dict[int, list[int]]:
-    """The reference answer: indices of the sentences with each number of tokens, in order."""
-    buckets: dict[int, list[int]] = {}
-    for i, s in enumerate(sources):
-        buckets.setdefault(len(tokenize(s)), []).append(i)
-    return buckets
-
-
-def _group(sources, length) -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    for i, s in enumerate(sources):
-        out.setdefault(length(s), []).append(i)
+    `mistake` reproduces a typical error so a checker can name it: "tokenized" (the output split
+    with lib.data.tokenize, which cuts <unk> into three tokens, and joined again), "any word"
+    (the k-th source token, known or not), "lower" (the copy lowercased), "dropped" (leftover
+    <unk>s deleted), "first" (every <unk> gets the first unknown word).
+    """
+    if mistake == "tokenized":
+        return detokenize(tokenize(output))
+    words = [w for w in tokenize(source) if mistake == "any word" or w not in known]
+    if mistake == "lower":
+        words = [w.lower() for w in words]
+    if mistake == "first":
+        words = words[:1] * output.count(UNK_TEXT)
+    parts = output.split(UNK_TEXT)  # k <unk>s make k + 1 parts
+    out = parts[0]
+    for k, part in enumerate(parts[1:]):
+        if k < len(words):
+            out += words[k] + part
+        elif mistake == "dropped":
+            out = out.rstrip() + (" " if part[:1].isalnum() else "") + part.lstrip() \
+                if out else part.lstrip()
+        else:
+            out += UNK_TEXT + part
     return out
 
 
-def _bucket_case(fn, sources: list[str]) -> str:
-    got = call(fn, list(sources), names=("sources",))  # a fresh list: the cases stay
-    if not isinstance(got, dict):
-        raise Mismatch(f"return a dict {{number of tokens: [indices]}}, got "
-                       f"{type(got).__name__}")
-    got = {k: list(v) for k, v in got.items()}
-    expected = bucket_reference(sources)
+_KNOWN = {"My", "aunt", "lives", "in", "I", "met", "at", "the", "and", "is", "an", "active",
+          ".", "?", "!", ",", "Tom", "Where", "does", "live"}
+
+COPY_CASES = [  # (source, output): the known words are _KNOWN
+    ("My aunt lives in Saskatchewan.", "Ma tante vit au <unk>."),
+    ("I met Ziggy and Bruno at the Kursaal.", "J'ai rencontré <unk> et <unk> au <unk>."),
+    ("Tom met Ziggy in Bruges.", "Tom a rencontré <unk> à <unk> hier <unk>."),
+    ("Where does Ziggy live?", "Où habite Ziggy ?"),
+]
+
+_COPY_MISTAKES = (
+    ("tokenized", "nothing was replaced: lib.data.tokenize cuts '<unk>' into '<', 'unk' and "
+                  "'>', so the output's tokens never equal '<unk>'; find the '<unk>'s in the "
+                  "text itself (str.split('<unk>') gives the pieces between them)"),
+    ("any word", "you copied the k-th source word whether the model knows it or not; copy "
+                 "only the source words that are not in `known`: those are the ones the model "
+                 "could not translate"),
+    ("lower", "you lowercased the copied word; copy it as the source spells it (names keep "
+              "their capital)"),
+    ("dropped", "you deleted the <unk>s for which no unknown source word was left; leave "
+                "them as <unk>: the exercise changes only what it can fill"),
+    ("first", "every <unk> got the first unknown word; the k-th <unk> takes the k-th unknown "
+              "source word"),
+)
+
+
+def _copy_case(fn, source: str, output: str) -> str:
+    known = frozenset(_KNOWN)
+    got = call(fn, source, output, set(known), names=("source", "output", "known"))
+    if not isinstance(got, str):
+        raise Mismatch(f"return the French text as a str, got {type(got).__name__}")
+    expected = copy_reference(source, output, known)
     if got == expected:
-        return f"{len(sources)} sentences -> lengths {sorted(expected)}"
-    if any(isinstance(i, str) for v in got.values() for i in v):
-        raise Mismatch("the buckets must hold the sentences' indices (0, 1, ...), not the "
-                       "sentences themselves")
-    if got == _group(sources, lambda s: len(s.split())):
-        raise Mismatch("you counted words separated by spaces; count the model's tokens with "
-                       "lib.data.tokenize: \"I'm cold.\" is 4 tokens (I' m cold .), the "
-                       "punctuation is a token too")
-    if got == _group(sources, len):
-        raise Mismatch("your keys are lengths in characters; count tokens with "
-                       "lib.data.tokenize")
-    shifted = {k: [i + 1 for i in v] for k, v in expected.items()}
-    if got == shifted:
-        raise Mismatch("your indices start at 1; Python lists (and the test set) start at 0")
-    if sorted(got) != sorted(expected):
-        raise Mismatch(f"your buckets are for lengths {sorted(got)}; the sentences have "
-                       f"{sorted(expected)} tokens")
-    for k in sorted(expected):
-        if sorted(got[k]) == expected[k]:
-            raise Mismatch(f"bucket {k} holds the right sentences but not in the order of the "
-                           f"input; keep them in order ({expected[k]})")
-        if got[k] != expected[k]:
-            raise Mismatch(f"bucket {k} (sentences of {k} tokens) should be {expected[k]}, "
-                           f"got {got[k]}")
-    raise Mismatch("your buckets differ from the expected ones")
+        return f"«{output}» -> «{expected}»"
+    for mistake, why in _COPY_MISTAKES:
+        if got == copy_reference(source, output, known, mistake) != expected:
+            raise Mismatch(f"«{source}» / «{output}»: {why}")
+    raise Mismatch(f"«{source}» / «{output}»: expected «{expected}», got «{got}»")
 
 
-def check_buckets(fn) -> CheckResult:
-    """`fn(sources)` groups sentence indices by their number of `lib.data.tokenize` tokens."""
-    return run_checks("bucket by source length",
-                      *[lambda c=c: _bucket_case(fn, c) for c in BUCKET_CASES])
+def check_copy_unknowns(fn) -> CheckResult:
+    """fn(source: str, output: str, known: set[str]) -> str, on sentences whose unknown words
+    are made up (the known words are a small fixed set), with more, fewer and as many <unk>s as
+    unknown source words."""
+    return run_checks("copy_unknowns", *[
+        lambda s=s, o=o: _copy_case(fn, s, o) for s, o in COPY_CASES])
 
 
 # ---------------------------------------------------------------------------------------------
-# bucket_bleu(hypotheses, references, buckets) -> {key: corpus BLEU of that bucket}
+# diagnose(model, src_ids, output_ids, references) -> "search error" | "model error"
 # ---------------------------------------------------------------------------------------------
 
-HYPS = [
-    "Je suis fatigué.", "Il fait froid aujourd'hui.", "Nous avons gagné.",
-    "Elle est partie hier soir.", "Tom est ici.", "Je ne sais pas nager.",
-    "C'est mon livre.", "Il pleut.",
-]
-REFS = [
-    ["Je suis fatiguée.", "Je suis fatigué."],
-    ["Aujourd'hui il fait froid.", "Il fait froid aujourd'hui."],
-    ["Nous avons gagné."],
-    ["Elle est partie hier au soir.", "Elle s'en est allée hier soir."],
-    ["Tom n'est pas là.", "Tom est ici."],
-    ["Je ne sais pas nager."],
-    ["C'est mon livre à moi.", "Ce livre est à moi."],
-    ["Il pleut.", "Il tombe des cordes."],
-]
-BUCKETS = {3: [0, 2, 4, 7], 4: [1, 5, 6], 5: [3]}
+
+def _log_probs(model, src_ids: list[int], outputs: list[list[int]]) -> list[float]:
+    """log P(y | x) of each output (ids, <eos> where it ends), one batch padded with <pad>."""
+    T = max(len(y) for y in outputs)
+    tgt = torch.full((len(outputs), T), PAD, dtype=torch.long)  # (N, T)
+    for i, y in enumerate(outputs):
+        tgt[i, :len(y)] = torch.tensor(y)
+    src = torch.tensor([src_ids] * len(outputs))  # (N, S)
+    lengths = torch.full((len(outputs),), len(src_ids))  # (N,)
+    with torch.no_grad():
+        return sequence_log_prob(model, src, lengths, tgt).tolist()
 
 
-def bucket_bleu_reference(hypotheses, references, buckets) -> dict:
-    return {k: sacrebleu_score([hypotheses[i] for i in idx],
-                               [references[i] for i in idx]).score
-            for k, idx in buckets.items()}
+def diagnose_reference(model, src_ids: list[int], output_ids: list[int],
+                       references: list[list[int]], mistake: str = "") -> str:
+    """"search error" when some reference (with <eos> appended) is strictly more probable
+    under the model than the output, else "model error".
+
+    `mistake`: "no eos" (references scored without their <eos>), "mean" (log P per token
+    compared instead of log P), "first" (the first reference only).
+    """
+    refs = references[:1] if mistake == "first" else references
+    ends = [] if mistake == "no eos" else [EOS]
+    scored = [list(output_ids)] + [list(r) + ends for r in refs]
+    lp = _log_probs(model, src_ids, scored)
+    if mistake == "mean":
+        lp = [x / len(y) for x, y in zip(lp, scored)]
+    return "search error" if max(lp[1:]) > lp[0] else "model error"
 
 
-def _bleu_case(fn, hyps, refs, buckets) -> str:
-    got = call(fn, list(hyps), [list(r) for r in refs], {k: list(v) for k, v in buckets.items()},
-               names=("hypotheses", "references", "buckets"))
-    if not isinstance(got, dict):
-        raise Mismatch(f"return a dict {{bucket: BLEU}}, got {type(got).__name__}")
-    if sorted(got) != sorted(buckets):
-        raise Mismatch(f"return one score per bucket, keys {sorted(buckets)}; got "
-                       f"{sorted(got)}")
-    expected = bucket_bleu_reference(hyps, refs, buckets)
-
-    def same(a: dict) -> bool:
-        return all(abs(float(got[k]) - a[k]) < 0.01 for k in buckets)
-
-    if same(expected):
-        return ", ".join(f"bucket {k}: {v:.1f}" for k, v in expected.items())
-    for k, v in got.items():
-        if 0 <= float(v) <= 1 and expected[k] > 1:
-            raise Mismatch(f"bucket {k}: got {float(v):.3f}; report BLEU on the 0-100 scale "
-                           f"(.score), as sacrebleu does")
-    mean_sentence = {k: sum(sentence_bleu(hyps[i], refs[i]).score for i in idx) / len(idx)
-                     for k, idx in buckets.items()}
-    if same(mean_sentence):
-        raise Mismatch("you averaged sentence BLEU over the bucket; a bucket's BLEU is a "
-                       "corpus BLEU: sum the n-gram counts of all its sentences, then combine "
-                       "(lib.bleu.corpus_bleu or lib.evaluate.sacrebleu_score)")
-    if same(bucket_bleu_reference(hyps, [r[:1] for r in refs], buckets)):
-        raise Mismatch("you scored against the first reference only; pass every reference of "
-                       "each sentence (a test sentence can have several translations)")
-    whole = sacrebleu_score(list(hyps), [list(r) for r in refs]).score
-    if all(abs(float(v) - whole) < 0.01 for v in got.values()):
-        raise Mismatch("every bucket has the BLEU of the whole corpus; score only the "
-                       "sentences whose indices are in the bucket")
-    k = next(k for k in buckets if abs(float(got[k]) - expected[k]) >= 0.01)
-    raise Mismatch(f"bucket {k} (sentences {buckets[k]}): got {float(got[k]):.2f}, expected "
-                   f"{expected[k]:.2f}")
+def diagnose_tables() -> list[tuple[dict, list[str], list[list[str]], str]]:
+    """Table models (lib.toy.TableModel) and cases, each built so that one mistake changes the
+    answer: (table, output tokens, [reference tokens], what the case separates)."""
+    greedy_loses = toy.greedy_loses_table()  # P(A C) = .2 < P(B C) = .36; P(A D) = .175
+    long_ref = {
+        (): {"A": 0.6, "E": 0.3, "<eos>": 0.1},
+        ("A",): {"<eos>": 0.2, "F": 0.8},
+        ("E",): {"F": 0.72, "<eos>": 0.28},
+        ("E", "F"): {"F": 0.72, "<eos>": 0.28},
+        ("E", "F", "F"): {"F": 0.72, "<eos>": 0.28},
+        ("E", "F", "F", "F"): {"F": 0.72, "<eos>": 0.28},
+    }  # A <eos>: .12; E F F F F <eos>: .3 * .72^4 = .081, but per token it is ahead
+    return [
+        (greedy_loses, ["A", "C", "<eos>"], [["A", "D"], ["B", "C"]],
+         "the second reference is the more probable one"),
+        (greedy_loses, ["A", "<eos>"], [["B"]],
+         "a reference the model would not end where it ends"),
+        (long_ref, ["A", "<eos>"], [["E", "F", "F", "F", "F"]],
+         "a long reference, less probable in all but more per token"),
+        (greedy_loses, ["A", "D", "<eos>"], [["A", "C"]],
+         "a search error on the reference the search nearly wrote"),
+    ]
 
 
-def check_bucket_bleu(fn) -> CheckResult:
-    """`fn(hypotheses, references, buckets)`: corpus BLEU (0-100) of each bucket's sentences."""
-    other = {"short": [0, 2, 7], "long": [1, 3, 4, 5, 6]}
-    return run_checks("BLEU per length bucket",
-                      lambda: _bleu_case(fn, HYPS, REFS, BUCKETS),
-                      lambda: _bleu_case(fn, HYPS, REFS, other))
+_DIAGNOSE_MISTAKES = (
+    ("no eos", "you scored the references without <eos>: a finished translation also has to "
+               "end there, and P(<eos>) belongs to its probability as it does to the output's "
+               "(append <eos> to each reference)"),
+    ("mean", "you compared log-probabilities per token; a search looks for the most probable "
+             "output, log P(y | x) summed over its tokens, so a search error means a reference "
+             "with a larger sum"),
+    ("first", "you looked at the first reference only; any reference the model prefers to its "
+              "output shows that a better search would have found a right translation"),
+)
 
 
-# ---------------------------------------------------------------------------------------------
-# worst_sentence(hypotheses, references) -> index of the lowest sentence BLEU
-# ---------------------------------------------------------------------------------------------
-
-WORST_CASES = [
-    # 1: against the first reference alone sentence 1 would be the worst; with all, sentence 2
-    (["Nous avons gagné.", "Il fait très beau.", "Je veux un chat noir."],
-     [["Nous avons gagné."], ["Le temps est magnifique.", "Il fait très beau."],
-      ["Je veux un chien noir."]]),
-    # 2: two sentences share the lowest score: the first of them is the answer
-    (["Bonjour.", "Il pleut des cordes.", "Merci beaucoup.", "Il pleut des cordes."],
-     [["Bonjour."], ["Tom est parti."], ["Merci beaucoup."], ["Tom est parti."]]),
-]
-
-
-def worst_reference(hypotheses, references) -> int:
-    scores = [sentence_bleu(h, r).score for h, r in zip(hypotheses, references)]
-    return min(range(len(scores)), key=lambda i: (scores[i], i))
-
-
-def _worst_case(fn, hyps, refs) -> str:
-    got = call(fn, list(hyps), [list(r) for r in refs], names=("hypotheses", "references"))
-    if not is_int(got):
-        try:
-            import torch
-
-            if torch.is_tensor(got) and got.numel() == 1:
-                got = int(got)
-        except ImportError:  # pragma: no cover
-            pass
-    if not is_int(got):
-        raise Mismatch(f"return the index of the sentence (an int), got {type(got).__name__}")
-    expected = worst_reference(hyps, refs)
-    scores = [sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
+def _diagnose_case(fn, table, output: list[str], references: list[list[str]],
+                   label: str) -> str:
+    model = toy.TableModel(table)
+    model.device = torch.device("cpu")  # as a Seq2Seq has, for code written against one
+    src, _ = model.inputs()  # (1, 1): the table ignores the source
+    src_ids = src[0].tolist()
+    out_ids, ref_ids = model.ids(output), [model.ids(r) for r in references]
+    expected = diagnose_reference(model, src_ids, out_ids, ref_ids)
+    with torch.no_grad():
+        got = call(fn, model, list(src_ids), list(out_ids), [list(r) for r in ref_ids],
+                   names=("model", "src_ids", "output_ids", "references"), where=label)
+    if got not in ("search error", "model error"):
+        raise Mismatch(f"return the string 'search error' or 'model error', got {got!r}")
+    shown = f"output {' '.join(output)}, references {[' '.join(r) for r in references]}"
     if got == expected:
-        return f"sentence {got} (BLEU {scores[got]:.1f}) of {len(hyps)}"
-    if not 0 <= got < len(hyps):
-        raise Mismatch(f"index {got} is outside the {len(hyps)} sentences")
-    if got == worst_reference(hyps, [r[:1] for r in refs]):
-        raise Mismatch(f"sentence {got} is the worst against the first reference only; "
-                       f"score each hypothesis against all its references")
-    if scores[got] == max(scores) and scores[got] > min(scores):
-        raise Mismatch(f"sentence {got} has the HIGHEST BLEU ({scores[got]:.1f}); we want "
-                       f"the lowest")
-    if scores[got] == scores[expected]:
-        raise Mismatch(f"sentences {got} and {expected} share the lowest BLEU "
-                       f"({scores[got]:.1f}); return the first of them, {expected}")
-    raise Mismatch(f"sentence {got} has BLEU {scores[got]:.1f}, but sentence {expected} has "
-                   f"only {scores[expected]:.1f}")
+        return f"{label}: {expected}"
+    for mistake, why in _DIAGNOSE_MISTAKES:
+        if diagnose_reference(model, src_ids, out_ids, ref_ids, mistake) == got:
+            raise Mismatch(f"{label} ({shown}): {why}")
+    if expected == "model error":
+        raise Mismatch(f"{label} ({shown}): the model gives its output a higher probability "
+                       f"than every reference, so a better search would not have found a "
+                       f"reference: that is a model error")
+    raise Mismatch(f"{label} ({shown}): a reference is more probable than the output, so the "
+                   f"search missed it: that is a search error")
 
 
-def check_worst(fn) -> CheckResult:
-    """`fn(hypotheses, references)`: index of the lowest sentence BLEU, the first on ties."""
-    return run_checks("the worst-translated sentence",
-                      *[lambda c=c: _worst_case(fn, *c) for c in WORST_CASES])
+def check_diagnose(fn) -> CheckResult:
+    """fn(model, src_ids, output_ids, references) -> "search error" | "model error", on table
+    models whose every probability is known (lib.toy.TableModel)."""
+    return run_checks("diagnose", *[
+        lambda t=t, o=o, r=r, what=what: _diagnose_case(fn, t, o, r, what)
+        for t, o, r, what in diagnose_tables()])
+

@@ -589,6 +589,99 @@ def alignment_reading(last_share: float, block_share: float, in_order: bool,
                if in_order and block_share >= 0.5 else ""))
 
 
+def gradient_reach(norms: Sequence[float], tokens: Sequence[str]) -> str:
+    """Which source tokens receive the largest and the smallest gradient (norms measured per
+    source position, in order), and how many times smaller the smallest is."""
+    if len(norms) != len(tokens) or len(norms) < 2:
+        raise ValueError(f"need one norm per token and at least two tokens, got {len(norms)} "
+                         f"norms for {len(tokens)} tokens")
+    if any(not math.isfinite(x) or x < 0 for x in norms):
+        raise ValueError(f"gradient norms are finite and >= 0, got {list(norms)!r}")
+    hi = max(range(len(norms)), key=lambda i: norms[i])
+    lo = min(range(len(norms)), key=lambda i: norms[i])
+    S = len(norms)
+    if norms[hi] == norms[lo]:
+        return f"every one of the {S} source tokens receives the same gradient norm"
+    smallest = (f"«{tokens[lo]}» (position {lo + 1}) receives no gradient at all"
+                if norms[lo] == 0 else
+                f"the smallest reaches «{tokens[lo]}» (position {lo + 1}), "
+                f"{norms[hi] / norms[lo]:.1f} times smaller")
+    return (f"the largest gradient reaches «{tokens[hi]}» (position {hi + 1} of {S}) and "
+            f"{smallest}")
+
+
+def pick_example(items: Sequence[tuple[str, list[str]]], tokenize, known,
+                 min_tokens: int = 4, max_tokens: int = 6) -> tuple[str, list[str]]:
+    """The walk-through sentence of a page, chosen by what it contains rather than by its
+    text: the first (English, [references]) item whose source has min_tokens to max_tokens
+    tokens, all of them known to the model (`known`), and at least two references, so its
+    BLEU line compares with more than one. Falls back to the first item with every token
+    known, then to the first item."""
+    if not items:
+        raise ValueError("no sentences to choose from")
+    for strict in (True, False):
+        for en, refs in items:
+            tokens = tokenize(en)
+            if all(t in known for t in tokens) and (not strict or (
+                    min_tokens <= len(tokens) <= max_tokens and len(refs) >= 2)):
+                return en, refs
+    return items[0]
+
+
+def error_split(n_search: int, n_model: int, who: str) -> str:
+    """How many of a decoder's wrong outputs a reference shows to be search errors."""
+    if n_search < 0 or n_model < 0:
+        raise ValueError("counts cannot be negative")
+    n = n_search + n_model
+    if n == 0:
+        return f"{who} wrote a reference for every sentence: nothing to diagnose"
+    if n_search == 0:
+        return (f"for none of the {n:,} outputs of {who} that differ from every reference is a "
+                f"reference more probable: all {n:,} are model errors by this test")
+    return (f"for {n_search:,} of the {n:,} outputs of {who} that differ from every reference "
+            f"({100 * n_search / n:.0f} %), a reference is more probable than the output: search "
+            f"errors; the other {n_model:,} are model errors by this test")
+
+
+def copy_outcome(right: str | None, wrong: str | None) -> str:
+    """What copying unknown source words did, from one copied word that a reference contains
+    (`right`) and one that no reference contains (`wrong`); None where there is none."""
+    if right and wrong:
+        return (f"Some copies are right: «{right}» is written the same way in a reference. "
+                f"Others are not: «{wrong}» appears in no reference, an English word the "
+                f"French translates")
+    if right:
+        return (f"Every copied word appears in a reference of its sentence («{right}», for "
+                f"one)")
+    if wrong:
+        return (f"No copied word appears in a reference of its sentence («{wrong}», for one): "
+                f"the French translates them all")
+    return "Nothing was copied"
+
+
+def share_gap(share_a: float, share_b: float, name_a: str, name_b: str, n: int,
+              z: float = 2.0) -> str:
+    """Two runs' shares (0-1) of the same n test items: which is ahead, by how many points,
+    and whether that is more than z standard errors of a difference of two such shares."""
+    for share in (share_a, share_b):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"a share is between 0 and 1, got {share!r}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n!r}")
+    if share_a == share_b:
+        return f"{name_a} and {name_b} get the same share right"
+    (lead, ahead), (_, behind) = sorted([(share_a, name_a), (share_b, name_b)], reverse=True)
+    gap = abs(share_a - share_b)
+    p = (share_a + share_b) / 2
+    noise = z * math.sqrt(max(2 * p * (1 - p), 1 / n) / n)
+    text = f"{ahead} is ahead of {behind} by {100 * gap:.1f} points"
+    if gap > noise:
+        return (f"{text}, more than the noise of {n:,} test items (about {100 * noise:.1f} "
+                f"points)")
+    return (f"{text}, within the noise of {n:,} test items (about {100 * noise:.1f} points): "
+            f"this sample cannot rank them")
+
+
 # --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
 
 
