@@ -306,3 +306,33 @@ def test_corpus_bp_names_the_typical_mistakes(wrong, words):
 
 def test_corpus_bp_stub_is_not_done():
     assert not checks.check_corpus_bp(skeleton).done
+
+
+# --- fooling BLEU ---------------------------------------------------------------------------
+
+
+def test_fooling_accepts_a_wrong_meaning_that_outscores_a_paraphrase():
+    # "content" (happy) keeps 3 of 5 tokens and two bigrams; "las" shares only "Je", "très", "."
+    bad, good = "Je suis très content.", "Je me sens très las."
+    assert bleu.sentence_bleu(bad, [checks.FOOL_REF]).score - \
+        bleu.sentence_bleu(good, [checks.FOOL_REF]).score >= checks.FOOL_GAP
+    result = checks.check_fooling(lambda: (bad, good))
+    assert result.ok, result
+    assert "cannot judge meaning" in str(result)
+
+
+@pytest.mark.parametrize("answer, words", [
+    (("Je me sens très las.", "Je suis très content."), "swap them"),
+    (("Je suis très fatigué.", "Je me sens très las."), "the reference itself"),
+    (("Je suis très content.", "Je suis fatigué."), "fewer than 10"),
+    (("Je suis très content.", ""), "non-empty string"),
+    ("Je suis très content.", "return a pair"),
+])
+def test_fooling_names_typical_mistakes(answer, words):
+    result = checks.check_fooling(lambda: answer)
+    assert result.done and not result.ok
+    assert words in str(result), result
+
+
+def test_fooling_skeleton_is_not_done():
+    assert not checks.check_fooling(skeleton).done

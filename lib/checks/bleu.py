@@ -6,6 +6,8 @@
   to the hypothesis length (ties go to the shorter reference).
 * `check_corpus_vs_mean(fn)`: `fn()` -> (hyps, refs), a small test set of the learner's own on
   which corpus BLEU and the mean of sentence BLEUs are at least `MIN_GAP` points apart.
+* `check_fooling(fn)`: `fn()` -> (bad, good): a bad translation of `FOOL_SOURCE` that scores at
+  least `FOOL_GAP` sentence-BLEU points above a good one, against `FOOL_REF`.
 * `check_paired_bootstrap(fn)`: `fn(hyps_a, hyps_b, refs, n_samples, seed)` -> the share of
   paired resamples (with replacement) of the test set in which A's corpus BLEU beats B's.
 
@@ -474,3 +476,47 @@ def check_corpus_bp(fn) -> CheckResult:
         return check
 
     return run_checks("corpus brevity penalty", *[case(*c) for c in cases])
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: fooling BLEU
+# ---------------------------------------------------------------------------------------------
+
+FOOL_SOURCE = "I am very tired."
+FOOL_REF = "Je suis très fatigué."
+FOOL_GAP = 10.0  # the bad translation must beat the good one by this many points
+
+
+def check_fooling(fn) -> CheckResult:
+    """Check `fn() -> (bad, good)`: two French strings, the first a bad translation of
+    FOOL_SOURCE, the second a good one, on which sentence BLEU against FOOL_REF puts the bad
+    one at least FOOL_GAP points higher. The checker measures the scores; whether the first
+    is bad and the second good is the learner's judgement, which the message asks for."""
+    def fooled() -> str:
+        got = call(fn)
+        bad, good = _pair(got, "bad, good")
+        for name, text in (("bad", bad), ("good", good)):
+            if not isinstance(text, str) or not text.strip():
+                raise Mismatch(f"{name} must be a French sentence (a non-empty string), got "
+                               f"{text!r:.60}")
+        ref_tokens = bleu.tokenize(FOOL_REF)
+        for name, text in (("bad", bad), ("good", good)):
+            if bleu.tokenize(text) == ref_tokens:
+                raise Mismatch(f"{name} is the reference itself, a perfect translation that "
+                               f"scores 100; find a different sentence")
+        s_bad = bleu.sentence_bleu(bad, [FOOL_REF]).score
+        s_good = bleu.sentence_bleu(good, [FOOL_REF]).score
+        numbers = f"BLEU of bad {s_bad:.1f}, of good {s_good:.1f}"
+        if s_bad < s_good:
+            raise Mismatch(f"{numbers}: the good translation scores higher, as BLEU should; "
+                           f"return (bad, good) with the BAD one scoring higher (or did you "
+                           f"swap them?)")
+        if s_bad - s_good < FOOL_GAP:
+            raise Mismatch(f"{numbers}: only {s_bad - s_good:.1f} points apart, fewer than "
+                           f"{FOOL_GAP:.0f}. A wrong word in an otherwise copied sentence keeps "
+                           f"most n-grams; a right translation in other words keeps few")
+        return (f"{numbers}: BLEU prefers the bad one by {s_bad - s_good:.1f} points. The "
+                f"checker cannot judge meaning: say in one sentence why the first is a bad "
+                f"translation of {FOOL_SOURCE!r} and the second a good one")
+
+    return run_checks("fooling BLEU", fooled)
