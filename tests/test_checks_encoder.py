@@ -329,3 +329,48 @@ def test_by_step_names_every_layer_reading_x_and_skeleton():
 
     assert_rejects(checks.check_stacked_gru_by_step(flat), "every layer reads x")
     assert not checks.check_stacked_gru_by_step(skeleton).done
+
+
+# --- bidirectional_context --------------------------------------------------------------------
+
+
+def bidirectional_ok(outputs, lengths):
+    H = outputs.size(2) // 2
+    forward = outputs[torch.arange(outputs.size(0)), lengths - 1, :H]  # read x_1 .. x_n
+    backward = outputs[:, 0, H:]  # read x_n .. x_1
+    return torch.cat([forward, backward], dim=1)
+
+
+def test_bidirectional_context_accepts_reference():
+    r = checks.check_bidirectional_context(bidirectional_ok)
+    assert r.ok, str(r)
+
+
+def test_bidirectional_context_names_each_wrong_step():
+    rows = torch.arange
+
+    def both_last(o, n):
+        return o[rows(o.size(0)), n - 1]
+
+    assert_rejects(checks.check_bidirectional_context(both_last), "backward half",
+                   "only that one token")
+    assert_rejects(checks.check_bidirectional_context(lambda o, n: o[:, 0]), "forward half",
+                   "step 0")
+    assert_rejects(checks.check_bidirectional_context(lambda o, n: o[:, -1]), "padding")
+
+    def swapped(o, n):
+        right = bidirectional_ok(o, n)
+        H = right.size(1) // 2
+        return torch.cat([right[:, H:], right[:, :H]], dim=1)
+
+    assert_rejects(checks.check_bidirectional_context(swapped), "swapped")
+
+
+def test_bidirectional_context_rejects_a_shape_and_an_unknown_mistake():
+    assert_rejects(checks.check_bidirectional_context(lambda o, n: o.sum(1)[:, :2]), "shape")
+    assert_rejects(checks.check_bidirectional_context(lambda o, n: bidirectional_ok(o, n) + 0.1),
+                   "differs at index")
+
+
+def test_bidirectional_context_skeleton_not_done():
+    assert not checks.check_bidirectional_context(skeleton).done

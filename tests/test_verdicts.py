@@ -477,3 +477,27 @@ def test_mean_vs_corpus_says_where_the_mean_lies_and_where_each_change_moves_it(
     below = v.mean_vs_corpus(40.0, 30.0, 31.0, 35.0)
     assert "lies below corpus BLEU" in below and "the mean rises (+1.00" in below
     assert "it rises (+5.00" in below
+
+
+# --- the encoder's LSTM section ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("g_a, g_b, expected", [
+    (5e-3, 5e-6, "passes back about 1,000 times more of the gradient than the GRU"),
+    (3.0, 1.0, "passes back about 3 times more of the gradient than the GRU"),
+    (2.9, 1.0, "passes back about as much of the gradient as the GRU"),
+    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"),
+    (1.0, 2.9, "passes back about as much of the gradient as the GRU"),
+    (1.0, 3.0, "passes back about 3 times less of the gradient than the GRU"),
+    (1e-9, 5e-6, "passes back about 5,000 times less of the gradient than the GRU"),
+])
+def test_gradient_against_follows_the_ratio(g_a, g_b, expected):
+    assert v.gradient_against(g_a, g_b, "the GRU") == expected
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_gradient_against_refuses_non_positive_norms(bad):
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.gradient_against(bad, 1.0, "x")
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.gradient_against(1.0, bad, "x")

@@ -7,6 +7,9 @@
     check_stacked_gru_by_step(fn)      the same stack with the loops swapped: time outside,
                                        layers inside (as a decoder must run), against nn.GRU
     check_last_states(last_states)     each sentence's last real output state = the context
+    check_bidirectional_context(fn)    a bidirectional GRU's sentence summary from its padded
+                                       output states: forward at the last real token, backward
+                                       at the first, against nn.GRU's h_n over a packed batch
 
 When a GRU step is wrong in a common way (gates swapped, update gate reversed, reset gate
 outside its bias...), the checker recognises the mistake by computing it too, and names it.
@@ -321,3 +324,63 @@ def _check_last_states(fn) -> CheckResult:
         lambda: _last_case(fn, [1, 3], 4, 1),
         lambda: _last_case(fn, [3, 3, 3, 3], 2, 2),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# bidirectional_context(outputs, lengths) -> (B, 2H)
+# ---------------------------------------------------------------------------------------------
+
+
+def _bidirectional_variants(outputs, lengths, H: int) -> dict[str, torch.Tensor]:
+    """Typical wrong summaries of a bidirectional GRU's padded outputs, by their mistake."""
+    rows = torch.arange(outputs.size(0))
+    last = outputs[rows, lengths - 1]  # (B, 2H): both directions at the last real token
+    first = outputs[:, 0]  # (B, 2H): both directions at the first token
+    end = outputs[:, -1]  # (B, 2H): both at the last padded step
+    return {
+        "the backward half is taken at the last real token, where the backward direction has "
+        "read only that one token; it has read the whole sentence at step 0": last,
+        "the forward half is taken at step 0, where the forward direction has read only the "
+        "first token; take it at step lengths[b] - 1": first,
+        "both halves are taken at the last step of the padded tensor: for a sentence shorter "
+        "than the batch that is padding (zeros), and the backward half has read one token "
+        "there at most": end,
+        "the two halves are swapped: outputs[..., :H] is the forward direction and "
+        "outputs[..., H:] the backward one, and the context keeps that order": torch.cat(
+            [first[:, H:], last[:, :H]], dim=1),
+    }
+
+
+def _bidirectional_case(fn, lengths: list[int], H: int, layers: int, seed: int) -> str:
+    torch.manual_seed(seed)
+    B, S = len(lengths), max(lengths) + 1  # one padded step even for the longest
+    rnn = nn.GRU(3, H, layers, batch_first=True, bidirectional=True)
+    x = torch.randn(B, S, 3)  # (B, S, 3)
+    lens = torch.tensor(lengths)
+    with torch.no_grad():
+        packed, h_n = rnn(pack_padded_sequence(x, lens, batch_first=True, enforce_sorted=False))
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(packed, batch_first=True,
+                                                      total_length=S)  # (B, S, 2H)
+        got = call(fn, outputs, lens, names=("outputs", "lengths"))
+    expected = torch.cat([h_n[-2], h_n[-1]], dim=1)  # (B, 2H): last layer, forward, backward
+    expect_shape("the bidirectional context", got, (B, 2 * H))
+    got = got.detach()
+    if not torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+        for mistake, wrong in _bidirectional_variants(outputs, lens, H).items():
+            if torch.allclose(got, wrong, atol=1e-6):
+                raise Mismatch(f"lengths {lengths}: {mistake}")
+        expect_close(f"the bidirectional context (lengths {lengths})", got, expected)
+    return (f"lengths {lengths}, {layers} layer(s): equal to nn.GRU's final states of the last "
+            f"layer, forward then backward")
+
+
+def check_bidirectional_context(fn) -> CheckResult:
+    """`fn(outputs (B, S, 2H), lengths (B,))` -> (B, 2H): [forward at lengths[b] - 1;
+    backward at step 0], which is what nn.GRU's h_n holds for the last layer."""
+    with torch.random.fork_rng():
+        return run_checks(
+            "bidirectional_context",
+            lambda: _bidirectional_case(fn, [4, 2, 5], 3, 1, 0),
+            lambda: _bidirectional_case(fn, [1, 3], 4, 2, 1),
+            lambda: _bidirectional_case(fn, [3, 3, 3], 2, 1, 2),
+        )

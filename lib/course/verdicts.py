@@ -830,3 +830,17 @@ def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weig
             f"({order:+.2f} points, to {mean_full_order:.2f}); weighting each sentence by its "
             f"number of tokens, as corpus BLEU's sums do, it {w} ({weight:+.2f} points, to "
             f"{mean_weighted:.2f})")
+
+
+def gradient_against(g_a: float, g_b: float, other: str) -> str:
+    """'passes back about 1,000 times more of the gradient than <other>', '... about as much
+    ... as <other>' (within a factor of 3 either way) or '... less ...': gradients after the
+    same number of steps, compared by order of magnitude (they span many)."""
+    if not (g_a > 0 and g_b > 0 and math.isfinite(g_a) and math.isfinite(g_b)):
+        raise ValueError(f"gradient norms must be positive and finite, got {g_a!r}, {g_b!r}")
+    ratio = g_a / g_b
+    if ratio >= 3:
+        return f"passes back {_order(ratio)} more of the gradient than {other}"
+    if ratio > 1 / 3:
+        return f"passes back about as much of the gradient as {other}"
+    return f"passes back {_order(1 / ratio)} less of the gradient than {other}"
