@@ -18,8 +18,16 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+import torch
 
 from lib.data import PAD
+from lib.widgets import (
+    beam_explorer,
+    bleu_explorer,
+    context_map,
+    decoder_stepper,
+    hidden_state_explorer,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -30,8 +38,6 @@ def one_thread():
     """Tiny models run fastest on one thread: on a few shared cores, more threads mostly wait for
     each other. A module of tiny-model tests opts in:
     `pytestmark = pytest.mark.usefixtures("one_thread")`."""
-    import torch
-
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -73,6 +79,37 @@ def serve_directory(directory: Path) -> tuple[http.server.ThreadingHTTPServer, s
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="session")
+def widget_views() -> dict:
+    """The static views of test_widgets' tiny model, {name: view}: what the widget browser
+    tests and the accessibility tests check (hidden, map, beam, stepper, bleu)."""
+    from test_widgets import SENTENCES, make_model  # a test module: only when a test asks
+
+    torch.manual_seed(0)
+    model = make_model(hidden=64, max_tgt_len=10).eval()
+    return {
+        "hidden": hidden_state_explorer(model, "She is reading a zorglub.",
+                                        map_sentences=SENTENCES * 3),
+        "map": context_map(model, SENTENCES, highlight=["I am cold."]),
+        "beam": beam_explorer(model, "Where is the station?", beam_size=3),
+        "stepper": decoder_stepper(model, "I am cold.", prefix="Tu es", top_k=6),
+        "bleu": bleu_explorer("Le le chat est sur le tapis.",
+                              ["Le chat est sur le tapis.", "Il y a un chat sur le tapis."]),
+    }
+
+
+@pytest.fixture(scope="session")
+def widget_site(widget_views, tmp_path_factory):
+    """The widget views as standalone pages <name>.html, served on 127.0.0.1; its URL ends in /."""
+    folder = tmp_path_factory.mktemp("widgets")
+    for name, view in widget_views.items():
+        view.save_html(folder / f"{name}.html")
+    server, url = serve_directory(folder)
+    yield url
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="session")

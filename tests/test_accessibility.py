@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT, open_page, serve_directory
+from conftest import ROOT, open_page
 
 from scripts import toc
 
@@ -153,31 +153,6 @@ def test_the_course_css_honours_reduced_motion(browser, site_url, site_dir):
 # ---------------------------------------------------------------------------------------------
 # The widgets, with the keyboard alone
 # ---------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def widget_site(tmp_path_factory):
-    """The stepper, beam and hidden-state views of a tiny model as pages on 127.0.0.1."""
-    import torch
-    from test_widgets import SENTENCES, make_model
-
-    from lib.widgets import beam_explorer, decoder_stepper, hidden_state_explorer
-
-    torch.manual_seed(0)
-    model = make_model(hidden=64, max_tgt_len=10).eval()
-    views = {
-        "hidden": hidden_state_explorer(model, "She is reading a zorglub.",
-                                        map_sentences=SENTENCES * 3),
-        "beam": beam_explorer(model, "Where is the station?", beam_size=3),
-        "stepper": decoder_stepper(model, "I am cold.", prefix="Tu es", top_k=6),
-    }
-    folder = tmp_path_factory.mktemp("a11y-widgets")
-    for name, view in views.items():
-        view.save_html(folder / f"{name}.html")
-    server, url = serve_directory(folder)
-    yield url
-    server.shutdown()
-    server.server_close()
 
 
 def open_view(browser, url: str):

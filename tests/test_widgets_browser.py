@@ -19,45 +19,12 @@ from conftest import ROOT, open_page, serve_directory
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_widgets import SENTENCES, make_model
 
-from lib.widgets import (
-    beam_explorer,
-    bleu_explorer,
-    context_map,
-    decoder_stepper,
-    hidden_state_explorer,
-)
+from lib.widgets import beam_explorer
 
 pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "_build" / "screenshots" / "widgets"
 WIDTH = 760  # about a content column of the website plus its margins
-
-
-@pytest.fixture(scope="module")
-def views():
-    torch.manual_seed(0)
-    model = make_model(hidden=64, max_tgt_len=10).eval()
-    return {
-        "hidden": hidden_state_explorer(model, "She is reading a zorglub.",
-                                        map_sentences=SENTENCES * 3),
-        "map": context_map(model, SENTENCES, highlight=["I am cold."]),
-        "beam": beam_explorer(model, "Where is the station?", beam_size=3),
-        "stepper": decoder_stepper(model, "I am cold.", prefix="Tu es", top_k=6),
-        "bleu": bleu_explorer("Le le chat est sur le tapis.",
-                              ["Le chat est sur le tapis.", "Il y a un chat sur le tapis."]),
-    }
-
-
-@pytest.fixture(scope="module")
-def site(views, tmp_path_factory):
-    """The views as standalone pages, served on 127.0.0.1."""
-    folder = tmp_path_factory.mktemp("widgets")
-    for name, view in views.items():
-        view.save_html(folder / f"{name}.html")
-    server, url = serve_directory(folder)
-    yield url
-    server.shutdown()
-    server.server_close()
 
 
 def visit(browser, url: str, javascript: bool = True):  # noqa: F811 - `browser` is a fixture
@@ -155,15 +122,15 @@ def _path(trace, node_id: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_hidden_state_explorer(browser, site, views):  # noqa: F811
-    page, context, problems = visit(browser, site + "hidden.html")
+def test_hidden_state_explorer(browser, widget_site, widget_views):
+    page, context, problems = visit(browser, widget_site + "hidden.html")
     try:
         page.set_viewport_size({"width": WIDTH, "height": 900})
         assert page.locator(".s2sw.js").count() == 1, "the view's script did not run"
         assert shown(page, ".s2s-heat") == 1 and shown(page, ".s2s-traj") == 1
         fits(page)
         shoot(page, "hidden")
-        trace = views["hidden"].trace
+        trace = widget_views["hidden"].trace
         S, T = len(trace.source), len(trace.output)
         # drawn by static/hidden.js from the data: a heatmap per layer and side, a trajectory
         # per layer with a point per step, the tokens under their columns
@@ -179,7 +146,7 @@ def test_hidden_state_explorer(browser, site, views):  # noqa: F811
         assert page.locator(".s2s-traj .pt").count() == L * (S + T)
         assert page.locator(".s2s-heat .tok.unk").count() == 2 * sum(trace.unknown)  # 2 layers
         # the heatmap's pixels are the states' values on the diverging scale
-        panel = views["hidden"].data["panels"]["enc2"]
+        panel = widget_views["hidden"].data["panels"]["enc2"]
         pixels = heat_pixels(page, '.s2s-heat[data-key="enc2"] image')
         assert (len(pixels), len(pixels[0])) == (len(panel["units"]), S)  # units x time
         for row, unit in enumerate(panel["units"][:8]):
@@ -222,9 +189,9 @@ def test_hidden_state_explorer(browser, site, views):  # noqa: F811
         context.close()
 
 
-def test_beam_explorer(browser, site, views):  # noqa: F811
-    page, context, problems = visit(browser, site + "beam.html")
-    cap = views["beam"].trace
+def test_beam_explorer(browser, widget_site, widget_views):
+    page, context, problems = visit(browser, widget_site + "beam.html")
+    cap = widget_views["beam"].trace
     nodes = cap.trace["nodes"]
     last = max(n["step"] for n in nodes)
     try:
@@ -269,7 +236,7 @@ def test_beam_explorer(browser, site, views):  # noqa: F811
         shoot(page, "beam-no-pruned")
         page.check('[data-toggle="pruned"]')
         # raw vs length-normalised scores
-        winner = next(n for n in nodes if n["id"] == views["beam"].trace.trace["winner"])
+        winner = next(n for n in nodes if n["id"] == widget_views["beam"].trace.trace["winner"])
         page.click('[data-group="score"] [data-value="norm"]')
         texts = page.eval_on_selector_all(".s2s-tree .node .sc",
                                           "els => els.map(e => e.textContent)")
@@ -279,8 +246,8 @@ def test_beam_explorer(browser, site, views):  # noqa: F811
         context.close()
 
 
-def test_stepper_and_bleu(browser, site, views):  # noqa: F811
-    page, context, problems = visit(browser, site + "stepper.html")
+def test_stepper_and_bleu(browser, widget_site, widget_views):
+    page, context, problems = visit(browser, widget_site + "stepper.html")
     try:
         page.set_viewport_size({"width": WIDTH, "height": 900})
         fits(page)
@@ -293,7 +260,7 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
         assert page.locator(".s2s-step:not([hidden])").get_attribute("data-step") == "3"
         assert page.locator('.s2s-chip[aria-pressed="true"]').get_attribute("data-step") == "3"
         # drawn by static/stepper.js from the steps: a chip and a step of bars per token
-        trace = views["stepper"].trace
+        trace = widget_views["stepper"].trace
         chips = page.eval_on_selector_all(".s2s-chip[data-step]",
                                           "els => els.map(e => e.firstChild.textContent)")
         assert chips == [short(t) for t in trace.output]
@@ -304,7 +271,7 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
     finally:
         context.close()
 
-    page, context, problems = visit(browser, site + "bleu.html")
+    page, context, problems = visit(browser, widget_site + "bleu.html")
     try:
         page.set_viewport_size({"width": WIDTH, "height": 900})
         fits(page)
@@ -316,7 +283,7 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
         assert page.evaluate(green, '.tk[data-n1="m"]:not([data-n2])') == "rgba(0, 0, 0, 0)"
         assert page.evaluate(green, '.tk[data-n2="m"]') != "rgba(0, 0, 0, 0)"
         assert shown(page, ".ngr") == 1
-        trace = views["bleu"].trace
+        trace = widget_views["bleu"].trace
         assert page.inner_text(".s2s-score b") == f"{trace.result['score']:.2f}"
         assert page.locator(".s2s-sent .tk").count() == len(trace.hyp_tokens[0]) + sum(
             len(r) for r in trace.ref_tokens[0])
@@ -326,7 +293,7 @@ def test_stepper_and_bleu(browser, site, views):  # noqa: F811
         context.close()
 
 
-def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):  # noqa: F811
+def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):
     """An 8-step tree (780 SVG units) in a 1000 px output area is whole at first sight: the
     beam view is not held to the 720 px of the other views (#28 §6). Its scroller takes
     keyboard focus, for the trees wider still."""
@@ -358,7 +325,7 @@ def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):  # noq
         server.server_close()
 
 
-def test_trajectory_labels_do_not_overlap(browser, tmp_path):  # noqa: F811
+def test_trajectory_labels_do_not_overlap(browser, tmp_path):
     """Points that land close together (here four states a hair apart) keep their labels
     apart: each label takes a free spot beside its point, or is shown only while its step is
     the current one (#28 §6)."""
@@ -397,8 +364,8 @@ def test_trajectory_labels_do_not_overlap(browser, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["hidden", "beam"])
-def test_views_save_themselves(browser, site, name):  # noqa: F811
-    page, context, problems = visit(browser, site + f"{name}.html")
+def test_views_save_themselves(browser, widget_site, name):
+    page, context, problems = visit(browser, widget_site + f"{name}.html")
     try:
         with page.expect_download() as info:
             page.click('[data-save="html"]')
@@ -422,14 +389,14 @@ def test_views_save_themselves(browser, site, name):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["hidden", "map", "beam", "stepper", "bleu"])
-def test_views_make_sense_without_javascript(browser, site, views, name):  # noqa: F811
-    page, context, _ = visit(browser, site + f"{name}.html", javascript=False)
+def test_views_make_sense_without_javascript(browser, widget_site, widget_views, name):
+    page, context, _ = visit(browser, widget_site + f"{name}.html", javascript=False)
     try:
         assert page.locator(".s2sw.js").count() == 0
         assert shown(page, ".s2s-js") == 0, "controls that need JavaScript are hidden"
         # every view is drawn by JavaScript: without it, its result in words
         assert shown(page, "svg, .s2s-step, .s2s-sent, .s2s-chip") == 0
-        trace, text = views[name].trace, page.inner_text("body")
+        trace, text = widget_views[name].trace, page.inner_text("body")
         if name in ("beam", "hidden", "stepper"):
             assert f"«{trace.translation}»" in text
         if name == "map":
@@ -442,14 +409,14 @@ def test_views_make_sense_without_javascript(browser, site, views, name):  # noq
         context.close()
 
 
-def test_views_inside_a_page_of_the_website(browser, site_dir, views, tmp_path):  # noqa: F811
+def test_views_inside_a_page_of_the_website(browser, site_dir, widget_views, tmp_path):
     """Embedded in the built site's page (its theme's CSS and scripts), light and dark."""
     template = (site_dir / "book" / "intro.html").read_text(encoding="utf-8")
     for entry in site_dir.iterdir():  # the site's assets and index beside our own page
         if entry.name != "book":
             (tmp_path / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     (tmp_path / "book").mkdir()
-    fragments = "\n".join(view.to_html() for view in views.values())
+    fragments = "\n".join(view.to_html() for view in widget_views.values())
     page_html, n = re.subn(r'(<article class="bd-article"[^>]*>)',
                            lambda m: m.group(1) + fragments, template, count=1)
     assert n == 1, "the theme's article element was not found"
@@ -458,7 +425,7 @@ def test_views_inside_a_page_of_the_website(browser, site_dir, views, tmp_path):
     try:
         page, context, problems = visit(browser, url + "book/widgets.html")
         try:
-            assert page.locator(".s2sw.js").count() == len(views)
+            assert page.locator(".s2sw.js").count() == len(widget_views)
             set_range(page, '.s2sw-beam [data-slider="step"]', 1)
             assert "Step 1:" in page.inner_text(".s2sw-beam .s2s-beamout")
             width = page.evaluate("() => document.querySelector('.s2sw').offsetWidth")
@@ -475,13 +442,14 @@ def test_views_inside_a_page_of_the_website(browser, site_dir, views, tmp_path):
         server.server_close()
 
 
-def test_views_run_their_script_when_inserted_as_inert_markup(browser, site, views):  # noqa: F811
+def test_views_run_their_script_when_inserted_as_inert_markup(browser, widget_site,
+                                                              widget_views):
     """Where a view arrives through innerHTML (an ipywidgets HTML widget, the classic Notebook's
     output area before the view is on the page), its <script> never runs; its <style onload>
     runs it once the view is in the document, exactly once, leaving the view as it was."""
-    page, context, problems = visit(browser, site + "bleu.html")  # any page of ours: a blank
+    page, context, problems = visit(browser, widget_site + "bleu.html")  # any page of ours: a blank
     try:
-        fragments = {name: views[name].to_html() for name in ("beam", "hidden", "stepper")}
+        fragments = {name: widget_views[name].to_html() for name in ("beam", "hidden", "stepper")}
         state = page.evaluate("""async (fragments) => {
             const sleep = ms => new Promise(r => setTimeout(r, ms));
             window.runs = 0;
@@ -515,7 +483,7 @@ def test_views_run_their_script_when_inserted_as_inert_markup(browser, site, vie
         context.close()
 
 
-def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path):  # noqa: F811
+def test_live_view_on_the_websites_widget_manager(browser, site_dir, tmp_path):
     """A live widget as the website shows it: its saved state drawn by the site's own widget
     manager (@jupyter-widgets/html-manager, no kernel). The view in its HTML widget starts."""
     import yaml
@@ -567,7 +535,7 @@ def _pages_with_views(site: Path) -> list[str]:
                   if 'class="s2sw' in p.read_text(encoding="utf-8"))
 
 
-def test_every_view_starts_on_the_websites_chapters(browser, site_dir, site_url):  # noqa: F811
+def test_every_view_starts_on_the_websites_chapters(browser, site_dir, site_url):
     """On the built website, each chapter's views run their script, and no page shows a live
     view: its controls would be dead without a kernel (the chapters tag live cells
     remove-cell + reader-only + skip-execution, so only the reader notebooks carry them)."""
