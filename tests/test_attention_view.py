@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_widgets import FORBIDDEN, PAIRS, make_model, markup, noscript
+from test_widgets import FORBIDDEN, make_model, markup, noscript
 
 from lib.attention import attention_weights
 from lib.data import EOS, SOS, detokenize
