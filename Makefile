@@ -1,8 +1,10 @@
 # Two commands do everything on a fresh machine: `make book` and `make test`. Every target:
 #
-#   make book       create .venv, install everything, build the website strictly into _build/html
-#   make test       the same setup, Chromium if missing, the website if stale, then the test suite
-#                   (which includes tests/test_colab.py, `make colab-test` below)
+#   make book       create .venv, install everything, get the reference model and export the
+#                   Playground's, build the website strictly into _build/html
+#   make test       the same setup, Chromium if missing, the website if stale, the release and the
+#                   reader notebooks, then the test suite (which includes tests/test_colab.py,
+#                   `make colab-test` below)
 #   make colab-test only the Colab-like test: every chapter in a fresh environment shaped like
 #                   Colab's, after the chapters' own setup cell installed `lib` (the time of each
 #                   step goes to _build/colab-env/timings.json)

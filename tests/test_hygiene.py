@@ -292,6 +292,30 @@ def test_readme_links_match_config():
     assert not wrong, f"README Colab links must be {pattern} for a chapter; found {wrong}"
 
 
+def makefile_targets_undescribed(makefile: str) -> list[str]:
+    """The .PHONY targets that the Makefile's opening comment does not describe (`make X`)."""
+    lines = makefile.splitlines()
+    top = "\n".join(lines[:next(i for i, line in enumerate(lines) if not line.startswith("#"))])
+    phony = re.search(r"^\.PHONY:((?:.*\\\n)*.*)", makefile, re.M)
+    targets = phony.group(1).replace("\\\n", " ").split() if phony else []
+    return [t for t in targets if not re.search(rf"\bmake {re.escape(t)}(?![\w-])", top)]
+
+
+def test_every_make_target_is_described_at_the_top_of_the_makefile():
+    """The README sends maintainers to the top of the Makefile for every target."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "described at the top of the `Makefile`" in readme
+    missing = makefile_targets_undescribed((ROOT / "Makefile").read_text(encoding="utf-8"))
+    assert not missing, f"Makefile targets not described in its opening comment: {missing}"
+
+
+def test_makefile_rule_finds_an_undescribed_target():
+    makefile = ("# Every target:\n#   make book   build it\n#   make test-all  not `test`\n"
+                "SHELL := /bin/bash\n# make test (too late: not the opening comment)\n"
+                ".PHONY: book test \\\n\tclean\n")
+    assert makefile_targets_undescribed(makefile) == ["test", "clean"]
+
+
 def test_site_loads_no_script_from_a_cdn():
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]
     scripts = [config["config"]["mathjax_path"], *config["config"]["nb_ipywidgets_js"]]
