@@ -448,3 +448,48 @@ def test_gnmt_flip_names_the_plain_penalty_and_a_stub_is_not_done():
     assert_rejects(checks.check_gnmt(gnmt_ok, flip_plain), "where L^alpha flips the ranking")
     assert_rejects(checks.check_gnmt(gnmt_ok, lambda *a: 0.5), "the ranking changes at alpha")
     assert not checks.check_gnmt(skeleton, skeleton).done
+
+
+# --- where greedy and the beam part ----------------------------------------------------------
+
+
+def parting_ok(greedy_steps, beam_steps):
+    t = next(i for i, (a, b) in enumerate(zip(greedy_steps, beam_steps)) if a[0] != b[0])
+    lead = greedy_steps[t][1] - beam_steps[t][1]
+    after = sum(lp for _, lp in beam_steps[t + 1:]) - sum(lp for _, lp in greedy_steps[t + 1:])
+    return t + 1, lead, after
+
+
+def test_parting_reference_matches_hand_values():
+    # the chapter's first table: greedy A <eos> (0.5 * 0.4), beam B C <eos> (0.45 * 0.95 * 1)
+    ln = math.log
+    t, lead, after = checks.parting_reference([("A", ln(0.5)), ("<eos>", ln(0.4))],
+                                              [("B", ln(0.45)), ("C", ln(0.95)),
+                                               ("<eos>", 0.0)])
+    assert t == 1
+    assert math.isclose(lead, ln(0.5 / 0.45))
+    assert math.isclose(after, ln(0.95) - ln(0.4))
+    assert after > lead  # the beam's output is the more likely one: 0.4275 > 0.2
+
+
+def test_parting_accepts_the_reference_and_tensor_numbers():
+    assert checks.check_parting(parting_ok).ok
+    as_tensors = lambda g, b: tuple(torch.tensor(float(x)) for x in parting_ok(g, b))  # noqa: E731
+    assert checks.check_parting(as_tensors).ok
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda g, b: (parting_ok(g, b)[0] - 1,) + parting_ok(g, b)[1:], "counted from 0"),
+    (lambda g, b: (parting_ok(g, b)[0], -parting_ok(g, b)[1], parting_ok(g, b)[2]), "opposite"),
+    (lambda g, b: parting_ok(g, b)[:2] + (parting_ok(g, b)[2] - parting_ok(g, b)[1],),
+     "included step t itself"),
+    (lambda g, b: parting_ok(g, b)[:2] + (-parting_ok(g, b)[2],), "BEAM's sum"),
+])
+def test_parting_names_typical_mistakes(wrong, words):
+    result = checks.check_parting(wrong)
+    assert result.done and not result.ok
+    assert words in str(result), result
+
+
+def test_parting_skeleton_is_not_done():
+    assert not checks.check_parting(skeleton).done

@@ -9,6 +9,8 @@
   new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
 * `check_length_normalisation(fn)`: `fn(raw, lengths, alpha)` -> log P / L^alpha, and which of
   the walk-through's finished hypotheses it makes win, against `lib.search`.
+* `check_parting(fn)`: where greedy's output and the beam's part, `fn(greedy_steps,
+  beam_steps)` -> (step t from 1, greedy's lead in log P at t, how much less greedy gains after t).
 * `check_beam_search(fn)`: a whole beam search for one sentence with a pool of finished
   hypotheses and one decoder call per step for all live hypotheses,
   `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against `beam_search_reference`
@@ -678,3 +680,73 @@ def check_gnmt(score_fn, flip_fn=None) -> CheckResult:
         return "the alpha where the longer hypothesis starts to win, on three pairs"
 
     return run_checks("GNMT's length penalty", scores, flip)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: where greedy and the beam part
+# ---------------------------------------------------------------------------------------------
+
+
+def parting_reference(greedy_steps, beam_steps) -> tuple[int, float, float]:
+    """(t from 1, greedy's lead at t, the beam's sum of log P after t minus greedy's)."""
+    t = next(i for i, (a, b) in enumerate(zip(greedy_steps, beam_steps)) if a[0] != b[0])
+    lead = greedy_steps[t][1] - beam_steps[t][1]
+    after = sum(lp for _, lp in beam_steps[t + 1:]) - sum(lp for _, lp in greedy_steps[t + 1:])
+    return t + 1, lead, after
+
+
+def _parting_case(fn, greedy_steps, beam_steps, label: str) -> str:
+    t, lead, after = parting_reference(greedy_steps, beam_steps)
+    got = call(fn, [tuple(x) for x in greedy_steps], [tuple(x) for x in beam_steps],
+               names=("greedy_steps", "beam_steps"), where=label)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise Mismatch(f"{label}: return three numbers (t, lead, cost_after), got {got!r:.80}")
+    g_t, g_lead, g_after = (x.item() if torch.is_tensor(x) and x.numel() == 1 else x
+                            for x in got)
+    if not is_number(g_t) or not is_number(g_lead) or not is_number(g_after):
+        raise Mismatch(f"{label}: return three numbers (t, lead, cost_after), got {got!r:.80}")
+    if g_t != t:
+        if g_t == t - 1:
+            raise Mismatch(f"{label}: you returned t = {g_t}, counted from 0; count the steps "
+                           f"from 1 (the first token is step 1): t = {t}")
+        raise Mismatch(f"{label}: the outputs first write different tokens at step {t}, you "
+                       f"returned {g_t}")
+    close = functools.partial(math.isclose, rel_tol=1e-6, abs_tol=1e-6)
+    if not close(g_lead, lead):
+        if close(g_lead, -lead):
+            raise Mismatch(f"{label}: lead is greedy's log P minus the beam's at step t (greedy "
+                           f"took the likelier token, so it is >= 0): {lead:.4f}, you returned "
+                           f"its opposite")
+        raise Mismatch(f"{label}: lead should be {lead:.4f}, you returned {g_lead:.4f}")
+    if not close(g_after, after):
+        with_t = after - lead
+        if close(g_after, -after):
+            raise Mismatch(f"{label}: cost_after is the BEAM's sum of log P after step t minus "
+                           f"greedy's (how much less greedy gains), {after:.4f}; you returned "
+                           f"its opposite")
+        if close(g_after, with_t):
+            raise Mismatch(f"{label}: cost_after counts the steps AFTER t only; you included "
+                           f"step t itself, whose difference is the lead")
+        raise Mismatch(f"{label}: cost_after should be {after:.4f}, you returned "
+                       f"{g_after:.4f}")
+    return label
+
+
+def check_parting(fn) -> CheckResult:
+    """Check `fn(greedy_steps, beam_steps) -> (t, lead, cost_after)` on hand-made outputs."""
+    ln = math.log
+    greedy_a = [("A", ln(0.5)), ("<eos>", ln(0.4))]  # P = 0.2
+    beam_a = [("B", ln(0.45)), ("C", ln(0.95)), ("<eos>", ln(1.0))]  # P = 0.43
+    greedy_b = [("Je", ln(0.8)), ("suis", ln(0.6)), ("las", ln(0.3)), (".", ln(0.5)),
+                ("<eos>", ln(0.9))]
+    beam_b = [("Je", ln(0.8)), ("suis", ln(0.6)), ("très", ln(0.25)), ("fatigué", ln(0.9)),
+              (".", ln(0.95)), ("<eos>", ln(0.95))]
+    greedy_c = [("Tu", ln(0.5)), ("as", ln(0.3)), ("<eos>", ln(0.2))]
+    beam_c = [("Vous", ln(0.4)), ("avez", ln(0.9)), ("<eos>", ln(0.9))]
+    return run_checks(
+        "where greedy and the beam part",
+        lambda: _parting_case(fn, greedy_a, beam_a, "the first table of the chapter"),
+        lambda: _parting_case(fn, greedy_b, beam_b, "outputs that part at step 3 and have "
+                              "different lengths"),
+        lambda: _parting_case(fn, greedy_c, beam_c, "outputs that part at the first step"),
+    )
