@@ -11,11 +11,16 @@ least disturbed.
 from __future__ import annotations
 
 import math
+import random
+import statistics
 import time
 from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
+
+from lib.bottleneck import one_thread
+from lib.data import SOS
 
 
 def _sync() -> None:
@@ -104,10 +109,6 @@ def times_by_size(make: dict[str, Callable[[int], Callable[[], object]]], sizes,
     thread (`lib.bottleneck.one_thread`); every repeat measures every candidate at every size, the
     sizes in a new order drawn from `seed`. One untimed call per candidate and size warms up.
     """
-    import random
-
-    from lib.bottleneck import one_thread
-
     if not isinstance(make, dict) or not make:
         raise ValueError("make must be a non-empty dict {name: function of the size}")
     for name, fn in make.items():
@@ -164,9 +165,6 @@ def slope_interval(sizes, times: list[list[float]], rounds: int = 1000, level: f
     that moment), takes the medians again and refits; the interval holds the middle `level` of
     those slopes.
     """
-    import random
-    import statistics
-
     sizes = list(sizes)
     if len(times) != len(sizes):
         raise ValueError(f"need one list of repeats per size: {len(sizes)} sizes, "
@@ -192,8 +190,6 @@ def slope_interval(sizes, times: list[list[float]], rounds: int = 1000, level: f
 
 def _encoded(model, source_len: int, batch: int, seed: int):
     """Random sources (B, S) encoded by `model`: (state (L, B, H), context or Memory, prev (B,))."""
-    from lib.data import SOS
-
     if model.training:
         raise ValueError("the model is in training mode (dropout would be timed too): call "
                          "model.eval() first")

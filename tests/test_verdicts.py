@@ -389,6 +389,27 @@ def test_share_gap_says_when_the_gap_is_noise():
 # --- the encoder's LSTM section ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("g_a, g_b, expected", [
+    (5e-3, 5e-6, "passes back about 1,000 times more of the gradient than the GRU"),
+    (3.0, 1.0, "passes back about 3 times more of the gradient than the GRU"),
+    (2.9, 1.0, "passes back about as much of the gradient as the GRU"),
+    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"),
+    (1.0, 2.9, "passes back about as much of the gradient as the GRU"),
+    (1.0, 3.0, "passes back about 3 times less of the gradient than the GRU"),
+    (1e-9, 5e-6, "passes back about 5,000 times less of the gradient than the GRU"),
+])
+def test_gradient_against_follows_the_ratio(g_a, g_b, expected):
+    assert v.gradient_against(g_a, g_b, "the GRU") == expected
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_gradient_against_refuses_non_positive_norms(bad):
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.gradient_against(bad, 1.0, "x")
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.gradient_against(1.0, bad, "x")
+
+
 # --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
 
 
@@ -479,25 +500,50 @@ def test_mean_vs_corpus_says_where_the_mean_lies_and_where_each_change_moves_it(
     assert "it rises (+5.00" in below
 
 
-# --- the encoder's LSTM section ---------------------------------------------------------------
+# --- the attention chapter: step cost against source length, the reversal model's alignment -----
 
 
-@pytest.mark.parametrize("g_a, g_b, expected", [
-    (5e-3, 5e-6, "passes back about 1,000 times more of the gradient than the GRU"),
-    (3.0, 1.0, "passes back about 3 times more of the gradient than the GRU"),
-    (2.9, 1.0, "passes back about as much of the gradient as the GRU"),
-    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"),
-    (1.0, 2.9, "passes back about as much of the gradient as the GRU"),
-    (1.0, 3.0, "passes back about 3 times less of the gradient than the GRU"),
-    (1e-9, 5e-6, "passes back about 5,000 times less of the gradient than the GRU"),
+def test_growth_reading_claims_growth_only_when_the_interval_is_above_zero():
+    assert v.growth_reading(101.6, 55.0, 137.0, "the attention step") == (
+        "the attention step grows by 102 µs per source token (95 % interval 55 to 137)")
+    assert v.growth_reading(6.8, -36.4, 28.2, "the fixed-vector step") == (
+        "the fixed-vector step does not change measurably with the source length (+6.8 µs per "
+        "source token, 95 % interval -36 to +28)")
+    assert v.growth_reading(-3.0, -4.0, -2.5, "x").startswith("x shrinks by 3.0 µs per source "
+                                                              "token (95 % interval 2.5 to 4.0)")
+    assert "0.33 ms per" in v.growth_reading(0.33, 0.2, 0.5, "y", unit="ms per")
+    with pytest.raises(ValueError, match="must lie in its interval"):
+        v.growth_reading(5.0, 6.0, 7.0, "x")
+
+
+def test_against_count_follows_the_ratio_and_the_interval():
+    far = v.against_count(100.0, 55.0, 137.0, 3.3)
+    assert far == ("30 times the 3.3 µs per source token that the count predicts: far more "
+                   "than the count")
+    assert v.against_count(4.0, 2.0, 6.0, 3.3).endswith("about what the count says")
+    assert v.against_count(4.0, 2.0, 6.0, 3.3).startswith("1.2 times")
+    # the interval reaches 2x the prediction: not "far more", even though the slope is 2.4x
+    assert v.against_count(8.0, 6.6, 9.0, 3.3).endswith("about what the count says")
+    assert v.against_count(0.5, 0.2, 1.0, 3.3).endswith("less than the count")
+    assert v.against_count(5.0, -1.0, 9.0, 3.3).startswith(
+        "not distinguishable from zero on this machine, so it neither confirms nor refutes the "
+        "3.3 µs")
+    assert v.against_count(-5.0, -9.0, -1.0, 3.3).startswith("negative, which no count")
+    with pytest.raises(ValueError, match="positive"):
+        v.against_count(1.0, 0.5, 2.0, 0.0)
+
+
+@pytest.mark.parametrize("copied, after, words", [
+    (0.9, 0.05, "on the anti-diagonal itself"),
+    (0.06, 0.89, "one column right of the anti-diagonal"),
+    (0.3, 0.3, "spread over the anti-diagonal and the column right"),
+    (0.1, 0.2, "mostly away from the anti-diagonal"),
+    (0.5, 0.5, "on the anti-diagonal itself"),
 ])
-def test_gradient_against_follows_the_ratio(g_a, g_b, expected):
-    assert v.gradient_against(g_a, g_b, "the GRU") == expected
+def test_anti_diagonal_names_where_the_weight_lies(copied, after, words):
+    assert v.anti_diagonal(copied, after).startswith(words)
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
-def test_gradient_against_refuses_non_positive_norms(bad):
-    with pytest.raises(ValueError, match="positive and finite"):
-        v.gradient_against(bad, 1.0, "x")
-    with pytest.raises(ValueError, match="positive and finite"):
-        v.gradient_against(1.0, bad, "x")
+def test_anti_diagonal_refuses_shares_outside_0_1():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.anti_diagonal(89.0, 6.0)  # percentages, not shares

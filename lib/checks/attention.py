@@ -1,13 +1,15 @@
 """Checkers for the attention chapter's exercises.
 
-* `check_additive_score(fn)`: `fn(s, H, W_s, W_h, v)` -> the scores e (B, S) of
-  e_j = v^T tanh(W_s s + W_h h_j), against an explicit loop over sentences and positions.
+* `check_all_scores(fn)`: `fn(s, H, W_s, W_h, v)` -> the scores e (B, T, S) of all T decoder
+  steps at once, e_{t,j} = v^T tanh(W_s s_t + W_h h_j), against explicit loops.
 * `check_masked_softmax(fn)`: `fn(scores, lengths)` -> weights (B, S) that sum to 1 over the
-  real positions and are exactly 0 on the padding ("padding got weight" otherwise).
-* `check_context(fn)`: `fn(weights, states)` -> the context vectors (B, H), c = sum_j a_j h_j
-  for each sentence of a batch, against a loop.
-* `check_most_attended(fn)`: `fn(weights, src_tokens, tgt_tokens, word)` -> the source token
-  with the largest weight in the row with which `word` was written.
+  real positions, are exactly 0 on the padding ("padding got weight" otherwise), and are all 0,
+  not nan, on a row with no real position (length 0); differentiable.
+* `check_contexts(fn)`: `fn(weights, states)` -> the contexts (B, T, H) of all T steps, from
+  weights (B, T, S) and time-major states (S, B, H), against loops.
+* `check_guess(fn)`: `fn(t, L)` -> an input position 0 .. L-1 (its form only: it is a guess).
+* `check_strongest(fn)`: `fn(weights)` -> for each row of weights (T, S), the position of its
+  largest weight.
 * `check_attention_budget(fn)`: `fn(S, H, A)` -> the numbers each decoder can read about the
   source and the multiply-adds attention adds to one decoder step.
 
@@ -26,28 +28,34 @@ from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect
 
 
 def scores_reference(s, H, W_s, W_h, v) -> torch.Tensor:
-    """e[b, j] = v . tanh(W_s s_b + W_h h_{b,j}), one sentence and one position at a time."""
+    """e[b, t, j] = v . tanh(W_s s_{b,t} + W_h h_{b,j}), one sentence, step and position at a
+    time."""
     B, S, _ = H.shape
-    out = torch.zeros(B, S, dtype=H.dtype)
+    T = s.size(1)
+    out = torch.zeros(B, T, S, dtype=H.dtype)
     for b in range(B):
-        query = W_s @ s[b]  # (A,)
-        for j in range(S):
-            out[b, j] = v @ torch.tanh(query + W_h @ H[b, j])
+        for t in range(T):
+            query = W_s @ s[b, t]  # (A,)
+            for j in range(S):
+                out[b, t, j] = v @ torch.tanh(query + W_h @ H[b, j])
     return out
 
 
 def softmax_reference(scores, lengths) -> torch.Tensor:
-    """Softmax over each row's first lengths[b] positions, zeros after them."""
+    """Softmax over each row's first lengths[b] positions, zeros after them (and on a row of
+    length 0)."""
     out = torch.zeros_like(scores)
     for b, n in enumerate(lengths.tolist()):
-        out[b, :n] = torch.softmax(scores[b, :n], dim=0)
+        if n:
+            out[b, :n] = torch.softmax(scores[b, :n], dim=0)
     return out
 
 
-def context_reference(weights, states) -> torch.Tensor:
-    """c_b = sum_j a_{b,j} h_{b,j}, one sentence at a time."""
-    return torch.stack([sum(weights[b, j] * states[b, j] for j in range(states.size(1)))
-                        for b in range(states.size(0))])
+def contexts_reference(weights, states) -> torch.Tensor:
+    """c[b, t] = sum_j a_{b,t,j} h_{j,b}: weights (B, T, S), time-major states (S, B, H)."""
+    B, T, S = weights.shape
+    return torch.stack([torch.stack([sum(weights[b, t, j] * states[j, b] for j in range(S))
+                                     for t in range(T)]) for b in range(B)])
 
 
 def _tensor(name: str, got) -> torch.Tensor:
@@ -57,13 +65,14 @@ def _tensor(name: str, got) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# 1. additive_score(s, H, W_s, W_h, v) -> e (B, S)
+# 1. all_scores(s, H, W_s, W_h, v) -> e (B, T, S)
 # ---------------------------------------------------------------------------------------------
 
 
-def _score_inputs(seed: int, B: int = 3, S: int = 5, Hs: int = 6, Hh: int = 4, A: int = 7):
+def _score_inputs(seed: int, B: int = 2, T: int = 3, S: int = 5, Hs: int = 6, Hh: int = 4,
+                  A: int = 7):
     g = torch.Generator().manual_seed(seed)
-    s = torch.randn(B, Hs, generator=g, dtype=torch.float64)
+    s = torch.randn(B, T, Hs, generator=g, dtype=torch.float64)
     H = torch.randn(B, S, Hh, generator=g, dtype=torch.float64)
     W_s = torch.randn(A, Hs, generator=g, dtype=torch.float64)
     W_h = torch.randn(A, Hh, generator=g, dtype=torch.float64)
@@ -74,41 +83,51 @@ def _score_inputs(seed: int, B: int = 3, S: int = 5, Hs: int = 6, Hh: int = 4, A
 def _score_case(fn, seed: int) -> str:
     s, H, W_s, W_h, v = _score_inputs(seed)
     B, S = H.shape[:2]
-    got = _tensor("the scores e (B, S)", call(fn, s, H, W_s, W_h, v,
-                                             names=("s", "H", "W_s", "W_h", "v")))
+    T, A = s.size(1), W_s.size(0)
+    got = _tensor("the scores e (B, T, S)", call(fn, s, H, W_s, W_h, v,
+                                                names=("s", "H", "W_s", "W_h", "v")))
     expected = scores_reference(s, H, W_s, W_h, v)
     got = got.detach().to(torch.float64)
-    if got.shape == (B, S, W_s.size(0)):
+    if got.shape == (B, T, S, A):
         raise Mismatch(f"your scores have shape {tuple(got.shape)}: one vector of size A per "
-                       f"position; take its dot product with v to get one number e_j per "
-                       f"position, shape {(B, S)}")
-    if got.shape == (S, B):
-        raise Mismatch(f"your scores have shape {tuple(got.shape)}, (S, B); return (B, S): one "
-                       f"row per sentence")
-    expect_shape("the scores e", got, (B, S))
+                       f"step and position; take its dot product with v to get one number "
+                       f"e_tj, shape {(B, T, S)}")
+    if got.shape == (B, S, T):
+        raise Mismatch(f"your scores have shape {tuple(got.shape)}, (B, S, T): the steps and "
+                       f"the positions are swapped; row t of sentence b holds step t's scores "
+                       f"over the S positions, so give the queries W_s s_t the position axis "
+                       f"(unsqueeze(2)) and the keys W_h h_j the step axis (unsqueeze(1))")
+    expect_shape("the scores e", got, (B, T, S))
     if torch.allclose(got, expected, atol=1e-6):
-        return f"{B} sentences of {S} positions"
-    if torch.allclose(got.sum(-1), torch.ones(B, dtype=got.dtype), atol=1e-6) and \
+        return f"{B} sentences, {T} steps, {S} positions"
+    if torch.allclose(got.sum(-1), torch.ones(B, T, dtype=got.dtype), atol=1e-6) and \
             bool((got >= 0).all()):
         raise Mismatch("your rows sum to 1: you returned the weights (a softmax of the "
                        "scores); this function returns the scores e before any softmax")
-    no_tanh = torch.einsum("a,bsa->bs", v, (s @ W_s.T).unsqueeze(1) + H @ W_h.T)
-    if torch.allclose(got, no_tanh, atol=1e-6):
-        raise Mismatch("the tanh is missing: e_j = v^T tanh(W_s s + W_h h_j); without it the "
-                       "score is linear in h_j and v^T W_s s is the same for every position, so "
-                       "the query could not change which position wins")
-    only_keys = torch.tanh(H @ W_h.T) @ v
-    if torch.allclose(got, only_keys, atol=1e-6):
-        raise Mismatch("your scores ignore the decoder state s: add W_s s inside the tanh, or "
-                       "every step would attend to the same positions")
+    queries = (s @ W_s.T).unsqueeze(2)  # (B, T, 1, A)
+    keys = (H @ W_h.T).unsqueeze(1)  # (B, 1, S, A)
+    if torch.allclose(got, (queries + keys) @ v, atol=1e-6):
+        raise Mismatch("the tanh is missing: e_tj = v^T tanh(W_s s_t + W_h h_j); without it the "
+                       "score is linear, v^T W_s s_t is the same for every position, and the "
+                       "query could not change which position wins")
+    if torch.allclose(got, torch.tanh(queries + keys).sum(-1), atol=1e-6):
+        raise Mismatch("you added up the A numbers of tanh(W_s s_t + W_h h_j); the score is "
+                       "their dot product with v, which weighs each of them")
+    if torch.allclose(got, torch.tanh(keys).squeeze(1).unsqueeze(1).expand(B, T, S, A) @ v,
+                      atol=1e-6):
+        raise Mismatch("your scores ignore the decoder states s: add W_s s_t inside the tanh, "
+                       "or every step would attend to the same positions")
+    if torch.allclose(got, got[:, :1].expand_as(got), atol=1e-9):
+        raise Mismatch("every step of a sentence got the same scores: each step t has its own "
+                       "state s_t, so each row needs its own W_s s_t")
     expect_close("the scores e", got, expected, atol=1e-6)
     return ""
 
 
-def check_additive_score(fn) -> CheckResult:
-    """`fn(s, H, W_s, W_h, v)`: s (B, Hs), H (B, S, Hh), W_s (A, Hs), W_h (A, Hh), v (A,)
-    -> e (B, S) with e[b, j] = v . tanh(W_s s_b + W_h h_{b,j})."""
-    return run_checks("the additive score", lambda: _score_case(fn, 0),
+def check_all_scores(fn) -> CheckResult:
+    """`fn(s, H, W_s, W_h, v)`: s (B, T, Hs), H (B, S, Hh), W_s (A, Hs), W_h (A, Hh), v (A,)
+    -> e (B, T, S) with e[b, t, j] = v . tanh(W_s s_{b,t} + W_h h_{b,j})."""
+    return run_checks("the scores of all steps", lambda: _score_case(fn, 0),
                       lambda: _score_case(fn, 1))
 
 
@@ -118,39 +137,69 @@ def check_additive_score(fn) -> CheckResult:
 
 
 def _softmax_case(fn, scores, lengths, what: str) -> str:
+    leaf = scores.clone().requires_grad_(True)  # for the gradient check at the end
+    scores = leaf.clone()  # (B, S) not a leaf: an in-place change is named, not refused
     got = _tensor("the weights (B, S)", call(fn, scores, lengths, names=("scores", "lengths")))
+    weights = got
     got = got.detach().to(torch.float64)
     expect_shape("the weights", got, tuple(scores.shape))
+    positions = torch.arange(scores.size(1)).unsqueeze(0)  # (1, S)
+    pad = positions >= lengths.unsqueeze(1)  # (B, S)
+    empty = lengths == 0  # (B,) rows with no real position
     if not bool(torch.isfinite(got).all()):
+        b = int((~torch.isfinite(got)).any(-1).nonzero()[0])
+        if bool(empty[b]):
+            raise Mismatch(f"{what}: sentence {b} has no real position (length 0), and its "
+                           f"weights are nan: every score of the row is -inf, and a softmax of "
+                           f"only -inf is 0 / 0. Decide what such a row should get and return "
+                           f"that instead (a nan in one row makes the whole batch's loss nan)")
         raise Mismatch(f"{what}: your weights contain nan or inf. exp() of a large score "
                        f"overflows: use torch.softmax (it subtracts the row's maximum first), "
                        f"and give padded positions -inf, not a finite number")
-    positions = torch.arange(scores.size(1)).unsqueeze(0)  # (1, S)
-    pad = positions >= lengths.unsqueeze(1)  # (B, S)
     if bool((got[pad] != 0).any()):
         b, j = (int(i) for i in (pad & (got != 0)).nonzero()[0])
         hint = (" at the first padded position: your mask is off by one (position j is real "
                 "when j < length)") if j == int(lengths[b]) and not bool(
             (pad & (got != 0) & (positions > lengths.unsqueeze(1))).any()) else ""
+        if bool(empty[b]):
+            hint = (": this row has no real position at all, so every weight it gives is "
+                    "weight on padding, and its context would be an average of padding states")
         raise Mismatch(f"{what}: padding got weight: sentence {b} has {int(lengths[b])} real "
                        f"tokens, yet position {j} has weight {got[b, j].item():.3g}{hint}. A "
                        f"padded position must get exactly 0, or a sentence's context depends on "
-                       f"the batch it is in: give its score -inf before the softmax")
+                       f"the batch it is in")
     sums = got.sum(-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-6):
-        b = int((sums - 1).abs().argmax())
+    want = (~empty).to(sums.dtype)  # 1 for a sentence, 0 for an empty row
+    if not torch.allclose(sums, want, atol=1e-6):
+        b = int((sums - want).abs().argmax())
         raise Mismatch(f"{what}: sentence {b}'s weights sum to {sums[b].item():.4f}, not 1: "
                        f"zeroing the padding after the softmax leaves the real positions "
                        f"short; mask the scores before the softmax so the real ones share all "
                        f"the weight")
-    expect_close("the weights", got, softmax_reference(scores.to(torch.float64), lengths),
-                 atol=1e-6)
+    expect_close("the weights", got, softmax_reference(scores.detach().to(torch.float64),
+                                                       lengths), atol=1e-6)
+    if not weights.requires_grad:
+        raise Mismatch(f"{what}: the gradient of the scores is missing: your weights do not "
+                       f"depend on the scores through autograd (.detach(), a detour through "
+                       f"numpy, or torch.no_grad), so the attention layer could not learn")
+    g = torch.Generator().manual_seed(5)
+    try:
+        (weights * torch.randn(scores.shape, generator=g, dtype=weights.dtype)).sum().backward()
+    except RuntimeError as e:
+        raise Mismatch(f"{what}: the gradient cannot flow back through your weights ({e}). "
+                       f"An in-place change of a tensor the softmax still needs for its "
+                       f"gradient (w[...] = 0) breaks backward; build a new tensor instead") \
+            from None
+    if leaf.grad is None or not bool(torch.isfinite(leaf.grad).all()):
+        raise Mismatch(f"{what}: the gradient of the scores is missing or not finite: the "
+                       f"weights must be computed from the scores with differentiable "
+                       f"operations (no .detach(), no nan on the way)")
     return what
 
 
 def check_masked_softmax(fn) -> CheckResult:
     """`fn(scores, lengths)`: scores (B, S), lengths (B,) -> weights (B, S), a softmax over
-    each sentence's real positions and exactly 0 on its padding."""
+    each sentence's real positions, exactly 0 on its padding, all 0 on a row of length 0."""
     g = torch.Generator().manual_seed(3)
     scores = torch.randn(4, 6, generator=g, dtype=torch.float64)
     lengths = torch.tensor([6, 3, 1, 5])
@@ -159,108 +208,127 @@ def check_masked_softmax(fn) -> CheckResult:
     return run_checks("the masked softmax",
                       lambda: _softmax_case(fn, scores, lengths, "a batch of lengths 6, 3, 1, 5"),
                       lambda: _softmax_case(fn, big, torch.tensor([3, 2]),
-                                            "large scores (1000)"))
+                                            "large scores (1000)"),
+                      lambda: _softmax_case(fn, scores[:3, :4], torch.tensor([3, 0, 2]),
+                                            "a batch of lengths 3, 0, 2"))
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. context(weights, states) -> c (B, H)
+# 3. contexts(weights, states) -> c (B, T, H), the states time-major
 # ---------------------------------------------------------------------------------------------
 
 
-def _context_case(fn, seed: int) -> str:
+def _contexts_case(fn, seed: int, B: int, T: int, S: int, H: int) -> str:
     g = torch.Generator().manual_seed(seed)
-    B, S, H = 3, 5, 4
-    states = torch.randn(B, S, H, generator=g, dtype=torch.float64)
-    weights = softmax_reference(torch.randn(B, S, generator=g, dtype=torch.float64) * 2,
-                                torch.tensor([5, 2, 4]))
-    got = _tensor("the contexts c (B, H)", call(fn, weights, states,
-                                               names=("weights", "states")))
+    states = torch.randn(S, B, H, generator=g, dtype=torch.float64)  # time-major
+    lengths = torch.tensor([S - b % 2 for b in range(B)])  # some padded sentences
+    weights = torch.stack([softmax_reference(torch.randn(B, S, generator=g,
+                                                         dtype=torch.float64) * 2, lengths)
+                           for _ in range(T)], dim=1)  # (B, T, S)
+    got = _tensor("the contexts (B, T, H)", call(fn, weights, states,
+                                                names=("weights", "states")))
     got = got.detach().to(torch.float64)
-    expected = context_reference(weights, states)
-    if got.shape == (B, S):
-        raise Mismatch(f"your result has shape {(B, S)}: you summed over the hidden units; "
-                       f"sum the weighted states over the source positions (dim 1) to get one "
-                       f"vector of {H} per sentence")
-    if got.shape == (B, B, H):
-        raise Mismatch(f"your result has shape {(B, B, H)}: each sentence's weights met every "
-                       f"sentence's states; pair sentence b's weights with sentence b's states "
-                       f"(torch.bmm with weights.unsqueeze(1), or broadcasting)")
-    expect_shape("the contexts c", got, (B, H))
+    expected = contexts_reference(weights, states)
+    where = f"B={B}, T={T}, S={S}, H={H}"
+    if got.shape == (T, B, H) and (B, T) != (T, B):
+        raise Mismatch(f"{where}: your contexts have shape {(T, B, H)}; return (B, T, H), the "
+                       f"layout of the weights")
+    expect_shape(f"the contexts ({where})", got, (B, T, H))
     if torch.allclose(got, expected, atol=1e-6):
-        return f"{B} sentences, {S} positions, {H} units"
-    if torch.allclose(got, states.mean(1), atol=1e-6):
-        raise Mismatch("you averaged the states with equal weights; weight each h_j by its "
-                       "a_j")
-    if torch.allclose(got, states.sum(1), atol=1e-6):
-        raise Mismatch("you summed the states without their weights; c = sum_j a_j h_j")
-    mixed = torch.einsum("bs,csh->bh", weights, states)
-    if torch.allclose(got, mixed, atol=1e-6):
-        raise Mismatch("your contexts mix the sentences of the batch: sentence b's context "
-                       "must use sentence b's states only")
-    expect_close("the contexts c", got, expected, atol=1e-6)
+        return where
+    if B == S and torch.allclose(got, weights @ states, atol=1e-6):
+        raise Mismatch(f"{where}: your contexts mix the sentences of the batch: weights @ "
+                       f"states pairs sentence b's weights with states[b], which in this "
+                       f"layout is position b of every sentence; transpose states to "
+                       f"(B, S, H) first (reshape or view would not: they do not reorder numbers)")
+    if torch.allclose(got, weights @ states.reshape(B, S, H), atol=1e-6):
+        raise Mismatch(f"{where}: reshape (or view) does not reorder numbers: it reads the "
+                       f"time-major (S, B, H) memory as if it were (B, S, H), so positions and "
+                       f"sentences get mixed up; swap the axes with transpose(0, 1) or permute")
+    if torch.allclose(got, expected.sum(1, keepdim=True).expand(B, T, H), atol=1e-6) or \
+            torch.allclose(got, expected.mean(1, keepdim=True).expand(B, T, H), atol=1e-6):
+        raise Mismatch(f"{where}: every step got the same context: each step t has its own "
+                       f"weights, row t of weights[b]")
+    expect_close(f"the contexts ({where})", got, expected, atol=1e-6)
     return ""
 
 
-def check_context(fn) -> CheckResult:
-    """`fn(weights, states)`: weights (B, S), states (B, S, H) -> c (B, H), c_b = sum_j a h."""
-    return run_checks("the context vector of a batch", lambda: _context_case(fn, 0),
-                      lambda: _context_case(fn, 1))
+def check_contexts(fn) -> CheckResult:
+    """`fn(weights, states)`: weights (B, T, S), states (S, B, H) time-major -> (B, T, H),
+    c[b, t] = sum_j weights[b, t, j] * states[j, b]."""
+    return run_checks("the contexts of all steps",
+                      lambda: _contexts_case(fn, 0, B=3, T=4, S=5, H=6),
+                      lambda: _contexts_case(fn, 1, B=4, T=2, S=4, H=3))
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. most_attended(weights, src_tokens, tgt_tokens, word) -> a source token
+# 4. strongest(weights) -> the position of each row's largest weight
 # ---------------------------------------------------------------------------------------------
 
-SRC = ["the", "train", "station", "is", "far", "."]
-TGT = ["la", "gare", "est", "loin", ".", "<eos>"]
-# row t: the weights with which the decoder wrote TGT[t]
-ATTN = torch.tensor([
-    [0.70, 0.10, 0.10, 0.04, 0.03, 0.03],  # la     <- the
-    [0.05, 0.30, 0.55, 0.04, 0.03, 0.03],  # gare   <- station
-    [0.02, 0.03, 0.05, 0.80, 0.05, 0.05],  # est    <- is
-    [0.02, 0.03, 0.05, 0.05, 0.80, 0.05],  # loin   <- far
-    [0.02, 0.03, 0.05, 0.05, 0.05, 0.80],  # .      <- .
-    [0.10, 0.40, 0.10, 0.10, 0.10, 0.20],  # <eos>
-])
+# rows: output steps (the last one writes <eos>), columns: source positions
+PEAKS = torch.tensor([
+    [0.05, 0.10, 0.15, 0.70],
+    [0.10, 0.15, 0.60, 0.15],
+    [0.05, 0.80, 0.10, 0.05],
+    [0.55, 0.25, 0.10, 0.10],
+    [0.20, 0.30, 0.10, 0.40],
+], dtype=torch.float64)
 
 
-def most_attended_reference(weights, src_tokens, tgt_tokens, word) -> str:
-    t = list(tgt_tokens).index(word)
-    return src_tokens[int(torch.as_tensor(weights)[t].argmax())]
-
-
-def _attended_case(fn, word: str) -> str:
-    got = call(fn, ATTN, list(SRC), list(TGT), word,
-               names=("weights", "src_tokens", "tgt_tokens", "word"))
-    expected = most_attended_reference(ATTN, SRC, TGT, word)
-    if torch.is_tensor(got) and got.numel() == 1:
-        got = int(got)
-    if isinstance(got, int) and not isinstance(got, bool):
-        raise Mismatch(f"you returned the position {got}; return the source token there "
-                       f"(src_tokens[{got}])")
-    if not isinstance(got, str):
-        raise Mismatch(f"return a source token (a str), got {type(got).__name__}")
+def _strongest_case(fn, weights) -> str:
+    got = call(fn, weights.clone(), names=("weights",))
+    T, S = weights.shape
+    expected = weights.argmax(-1).tolist()
+    if torch.is_tensor(got):
+        if got.is_floating_point():
+            raise Mismatch("you returned the largest weights themselves; return where they are: "
+                           "the position (column) of each row's maximum")
+        got = got.tolist()
+    if not isinstance(got, (list, tuple)) or not all(
+            isinstance(p, int) and not isinstance(p, bool) for p in got):
+        raise Mismatch(f"return a list of positions (ints), one per row, got {got!r}")
+    got = list(got)
+    if len(got) != T:
+        hint = (": you took the maximum of each column (over the rows, dim 0); take it along "
+                "each row (dim -1), over the source positions") if len(got) == S else ""
+        raise Mismatch(f"return one position per row of weights (T = {T}), got {len(got)}{hint}")
     if got == expected:
-        return f"{word!r} <- {expected!r}"
-    t = TGT.index(word)
-    if t > 0 and got == SRC[int(ATTN[t - 1].argmax())]:
-        raise Mismatch(f"for {word!r} you read the row of the previous step; row t holds the "
-                       f"weights with which the decoder wrote tgt_tokens[t]")
-    if got == SRC[int(ATTN.argmax(0)[t])]:  # weights.argmax(0): over the target axis
-        raise Mismatch(f"for {word!r} you took the argmax over the target axis (a column); "
-                       f"take it over the source positions, along row t")
-    if got in TGT:
-        raise Mismatch(f"{got!r} is a target token: take the argmax over the source positions "
-                       f"(the columns of row t), and return src_tokens at it")
-    raise Mismatch(f"when writing {word!r} the largest weight is on {expected!r}, not {got!r}")
+        return f"{T} rows"
+    if got == [p + 1 for p in expected]:
+        raise Mismatch("your positions count from 1; count from 0, as Python indexes, so that "
+                       "src_tokens[p] is the strongest source token")
+    if got == weights.argmin(-1).tolist():
+        raise Mismatch("you returned each row's smallest weight's position; take the largest")
+    t = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+    raise Mismatch(f"row {t}: its largest weight is at position {expected[t]}, not {got[t]}")
 
 
-def check_most_attended(fn) -> CheckResult:
-    """`fn(weights, src_tokens, tgt_tokens, word)`: weights (T, S), row t the weights with
-    which tgt_tokens[t] was written -> the source token with the largest weight for `word`
-    (its first occurrence)."""
-    return run_checks("the most attended source word",
-                      *[lambda w=w: _attended_case(fn, w) for w in ("gare", "la", "loin")])
+def _guess_case(fn, L: int) -> str:
+    got = [call(fn, t, L, names=("t", "L")) for t in range(L)]
+    if torch.is_tensor(got[0]):
+        got = [int(g) if g.numel() == 1 else g for g in got]
+    bad = next((g for g in got if isinstance(g, bool) or not isinstance(g, int)), None)
+    if bad is not None:
+        raise Mismatch(f"guess(t, L) must return one input position, an int, got {bad!r}")
+    t = next((t for t, g in enumerate(got) if not 0 <= g < L), None)
+    if t is not None:
+        raise Mismatch(f"guess({t}, {L}) = {got[t]} is not an input position: positions count "
+                       f"from 0 to L - 1 = {L - 1}")
+    return f"L = {L}: a position for each t"
+
+
+def check_guess(fn) -> CheckResult:
+    """`fn(t, L)` -> an input position in 0 .. L-1 for each output digit t. Only the form is
+    checked: the guess itself is the reader's prediction, compared with the model afterwards."""
+    return run_checks("your guess (its form only)", lambda: _guess_case(fn, 5),
+                      lambda: _guess_case(fn, 20))
+
+
+def check_strongest(fn) -> CheckResult:
+    """`fn(weights)`: weights (T, S) -> [the position of the largest weight of each row]."""
+    return run_checks("the strongest position of each row",
+                      lambda: _strongest_case(fn, PEAKS),
+                      lambda: _strongest_case(fn, PEAKS[:, [3, 0, 2, 1]]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -682,6 +682,20 @@ def share_gap(share_a: float, share_b: float, name_a: str, name_b: str, n: int,
             f"this sample cannot rank them")
 
 
+def gradient_against(g_a: float, g_b: float, other: str) -> str:
+    """'passes back about 1,000 times more of the gradient than <other>', '... about as much
+    ... as <other>' (within a factor of 3 either way) or '... less ...': gradients after the
+    same number of steps, compared by order of magnitude (they span many)."""
+    if not (g_a > 0 and g_b > 0 and math.isfinite(g_a) and math.isfinite(g_b)):
+        raise ValueError(f"gradient norms must be positive and finite, got {g_a!r}, {g_b!r}")
+    ratio = g_a / g_b
+    if ratio >= 3:
+        return f"passes back {_order(ratio)} more of the gradient than {other}"
+    if ratio > 1 / 3:
+        return f"passes back about as much of the gradient as {other}"
+    return f"passes back {_order(1 / ratio)} less of the gradient than {other}"
+
+
 # --- prediction head, beam search, BLEU (#27 §5 review) ---------------------------------------
 
 
@@ -832,15 +846,68 @@ def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weig
             f"{mean_weighted:.2f})")
 
 
-def gradient_against(g_a: float, g_b: float, other: str) -> str:
-    """'passes back about 1,000 times more of the gradient than <other>', '... about as much
-    ... as <other>' (within a factor of 3 either way) or '... less ...': gradients after the
-    same number of steps, compared by order of magnitude (they span many)."""
-    if not (g_a > 0 and g_b > 0 and math.isfinite(g_a) and math.isfinite(g_b)):
-        raise ValueError(f"gradient norms must be positive and finite, got {g_a!r}, {g_b!r}")
-    ratio = g_a / g_b
-    if ratio >= 3:
-        return f"passes back {_order(ratio)} more of the gradient than {other}"
-    if ratio > 1 / 3:
-        return f"passes back about as much of the gradient as {other}"
-    return f"passes back {_order(1 / ratio)} less of the gradient than {other}"
+# --- the attention chapter: what a step costs, and where the reversal model looks ---------------
+
+
+def _figure(x: float, signed: bool = False) -> str:
+    """A measured amount with at most about two significant figures: 102, 6.8, 0.33."""
+    digits = 0 if abs(x) >= 10 else 1 if abs(x) >= 1 else 2
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def growth_reading(slope: float, low: float, high: float, what: str,
+                   unit: str = "µs per source token", level: float = 0.95) -> str:
+    """How a time grows with the source length, from a fitted slope and its interval
+    (`lib.timing.slope_interval`): growth only when the whole interval is above zero."""
+    if not low <= slope <= high:
+        raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
+    interval = f"{100 * level:.0f} % interval"
+    if low > 0:
+        return (f"{what} grows by {_figure(slope)} {unit} ({interval} {_figure(low)} to "
+                f"{_figure(high)})")
+    if high < 0:
+        return (f"{what} shrinks by {_figure(-slope)} {unit} ({interval} {_figure(-high)} to "
+                f"{_figure(-low)})")
+    return (f"{what} does not change measurably with the source length ({_figure(slope, True)} "
+            f"{unit}, {interval} {_figure(low, True)} to {_figure(high, True)})")
+
+
+def against_count(slope: float, low: float, high: float, predicted: float,
+                  unit: str = "µs per source token") -> str:
+    """A measured slope (with its interval) against the slope a count of multiply-adds predicts
+    (> 0), worded to follow "The measured slope is ...": 'about' only when the interval reaches
+    within a factor of 2 of the prediction."""
+    if predicted <= 0:
+        raise ValueError(f"the predicted slope must be positive, got {predicted!r}")
+    if not low <= slope <= high:
+        raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
+    count = f"the {_figure(predicted)} {unit} that the count predicts"
+    if high < 0:
+        return (f"negative, which no count of work explains: on this machine the "
+                f"measurement is too noisy to compare with {count}")
+    if low <= 0:
+        return (f"not distinguishable from zero on this machine, so it neither confirms nor "
+                f"refutes {count}")
+    ratio = slope / predicted
+    if low > 2 * predicted:
+        return f"{_figure(ratio)} times {count}: far more than the count"
+    if high < predicted / 2:
+        return f"only {_figure(ratio)} times {count}: less than the count"
+    return f"{_figure(ratio)} times {count}: about what the count says"
+
+
+def anti_diagonal(copied: float, after: float) -> str:
+    """Where the reversal model's attention lies, from two shares (0-1) measured over the rows
+    of a heatmap: on the column of the digit being copied, and on the column just after it (the
+    next state, which has read that digit too). Shares of weight or of rows' peaks alike."""
+    for name, share in (("copied", copied), ("after", after)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
+    if copied >= 0.5:
+        return "on the anti-diagonal itself, the column of the digit being copied"
+    if after >= 0.5:
+        return ("one column right of the anti-diagonal, on the state just after the digit "
+                "being copied")
+    if copied + after >= 0.5:
+        return "spread over the anti-diagonal and the column right of it"
+    return "mostly away from the anti-diagonal and the column right of it"
