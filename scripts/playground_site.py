@@ -12,6 +12,12 @@ beside it. This extension copies, at the end of every HTML build:
     _static/playground/ort/                                onnxruntime-web's wasm build (npm)
     _static/playground/model/                              `make playground`'s export for the
                                                            current key (lib/course/playground.py)
+    _static/playground/model/attention/                    the attention chapter's fine-tuned
+                                                           copy, exported beside it
+
+`make playground` runs before the chapters, so on a cold build the attention chapter trains its
+copy only after that export: at the end of the build this extension exports it then
+(`playground.export_attention`, a no-op when it is up to date or its weights are not cached).
 
 Only that page refers to them, so no other page gets heavier. Like vendor_assets, these files are
 not kept in a `_static/` source folder: Jupyter Book 1 would add every .js file there to every
@@ -58,8 +64,9 @@ def assemble(static: Path, model: Path | None = None) -> list[Path]:
     for rel in ORT_FILES:
         copied.append(_copy(ORT / rel, dest / "ort" / Path(rel).name))
     shutil.rmtree(dest / "model", ignore_errors=True)
-    for path in sorted(model.iterdir()):
-        copied.append(_copy(path, dest / "model" / path.name))
+    for path in sorted(model.rglob("*")):
+        if path.is_file() and not any(p.startswith(".") for p in path.relative_to(model).parts):
+            copied.append(_copy(path, dest / "model" / path.relative_to(model)))
     return copied
 
 
@@ -75,7 +82,11 @@ def _copy(source: Path, target: Path) -> Path:
 def _copy_on_finish(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    assemble(Path(app.outdir) / "_static")
+    from lib.course import playground
+
+    model = model_dir()
+    playground.export_attention(model)  # the chapter may have just cached its weights
+    assemble(Path(app.outdir) / "_static", model)
 
 
 def setup(app) -> dict:

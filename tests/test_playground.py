@@ -32,6 +32,7 @@ EXPORTS = ROOT / "_build" / "playground"
 SHOTS = ROOT / "_build" / "screenshots" / "playground"
 PARITY_SENTENCES = 500
 STATE_TOL = 1e-4
+WEIGHT_TOL = 1e-5  # attention weights, browser or onnxruntime against lib
 SPEED_SENTENCE = "Tom wants to go to the park."  # 7 words
 SPEED_LIMIT_MS = 300
 MODEL_BYTES_LIMIT = 15_000_000
@@ -86,6 +87,62 @@ def test_the_form_takes_its_defaults_from_the_export():
     assert re.search(r'<output name="kval">\s*</output>', html)
 
 
+def test_attention_model_is_the_chapters():
+    """The Playground's attention model is the attention chapter's fine-tuned copy."""
+    from lib.long_inputs import FinetuneConfig
+
+    assert playground.ATTENTION == FinetuneConfig(attention=True)
+    chapter = (ROOT / "book" / "attention.md").read_text(encoding="utf-8")
+    assert '"attention": long_inputs.FinetuneConfig(attention=True)' in chapter
+    assert 'attn_model = long_inputs.load_copy(ft_configs["attention"])' in chapter
+
+
+def test_attention_export_refuses_a_model_without_attention(tmp_path):
+    from lib.course import checkpoint
+    from lib.toy import tiny_model
+
+    weights = checkpoint.save(tiny_model(), tmp_path / "plain.pt")
+    with pytest.raises(ValueError, match="without attention"):
+        playground.export_attention(tmp_path / "out", weights, bleu=False)
+
+
+def test_attention_graphs_match_lib_on_a_tiny_model(tmp_path):
+    """The attention graphs (keys, one step for N hypotheses, its weights) against lib, on a
+    small random attention model: no cached model needed."""
+    import dataclasses
+
+    from lib.model import Seq2Seq
+    from lib.toy import tiny_model
+
+    base = tiny_model()
+    torch.manual_seed(1)
+    model = Seq2Seq(dataclasses.replace(base.config, attention=True), base.src_vocab,
+                    base.tgt_vocab).eval()
+    page = playground.page_model(model)
+    playground.export_graphs(page, tmp_path)
+    playground.int8_initializers(tmp_path / "encoder.onnx")
+    playground.int8_initializers(tmp_path / "decoder_step.onnx")
+    enc, dec = (_session(tmp_path / f) for f in ("encoder.onnx", "decoder_step.onnx"))
+    src = torch.tensor([[4, 5, 6, 7, 5]])  # (1, S)
+    with torch.no_grad():
+        outputs, hidden, memory = page.encode(src, torch.tensor([5]))
+        states, keys = enc.run(None, {"src": src.numpy()})
+        np.testing.assert_allclose(keys, memory.keys[0].numpy(), atol=1e-5)
+        N, L = 3, page.config.num_layers
+        prev = torch.tensor([SOS, 4, 6])  # (N,)
+        state = hidden.expand(L, N, -1).contiguous() + 0.1 * torch.randn(L, N, hidden.size(-1))
+        logits, want_state, want_w = page.decoder.step(
+            prev, state, memory.index_select(0, torch.zeros(N, dtype=torch.long)),
+            return_attention=True)
+        logp, got_state, got_w = dec.run(None, {"prev": prev.numpy(), "state": state.numpy(),
+                                                "memory": states[-1], "keys": keys})
+    assert got_w.shape == (N, 5)
+    np.testing.assert_allclose(got_w, want_w.numpy(), atol=WEIGHT_TOL)
+    np.testing.assert_allclose(got_w.sum(1), 1, atol=1e-6)
+    np.testing.assert_allclose(logp, torch.log_softmax(logits, -1).numpy(), atol=STATE_TOL)
+    np.testing.assert_allclose(got_state, want_state.numpy(), atol=STATE_TOL)
+
+
 def test_page_model_rounds_only_the_weight_matrices():
     from lib.toy import tiny_model
 
@@ -110,6 +167,40 @@ def export_dir() -> Path:
     if not playground.is_complete(target):
         require(f"no Playground export for key {playground.export_key()}: run `make playground`")
     return target
+
+
+def _session(path: Path):
+    """An onnxruntime session as the page opens one: one thread, every optimisation but the
+    fusion of quantised nodes (which would round the activations to 8 bits too)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.add_session_config_entry("session.disable_quant_qdq", "1")
+    return ort.InferenceSession(str(path), options)
+
+
+@pytest.fixture(scope="module")
+def attention_dir(export_dir) -> Path:
+    target = playground.attention_export(export_dir)
+    if target is None:
+        require("no attention model in the Playground export: run the attention chapter (or "
+                "the site build), then `make playground`")
+    return target
+
+
+@pytest.fixture(scope="module")
+def attention_model(attention_dir):
+    """The attention model with the page's int8-rounded weights (the checkpoint it was
+    exported from: the chapter's cached copy)."""
+    from lib import long_inputs
+    from lib.course import checkpoint
+
+    name = json.loads((attention_dir / "manifest.json").read_text(encoding="utf-8"))["checkpoint"]
+    path = long_inputs.weights_path(playground.ATTENTION).parent / name
+    if not path.is_file():
+        require(f"the attention model's weights {path} are gone: run the attention chapter")
+    return playground.page_model(checkpoint.load(path, device="cpu"))
 
 
 @pytest.fixture(scope="module")
@@ -560,3 +651,203 @@ def test_other_pages_do_not_load_the_playground(site_dir):
     heavy = [p for p in pages if "_static/playground" in p.read_text(encoding="utf-8")]
     assert not heavy, f"pages other than the Playground load its files: {heavy[:5]}"
     assert (site_dir / "_static" / "playground" / "model" / "manifest.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# The attention model (the attention chapter's fine-tuned copy), in Python and in Chromium
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_attention_export_size(attention_dir):
+    manifest = json.loads((attention_dir / "manifest.json").read_text(encoding="utf-8"))
+    model_bytes = sum((attention_dir / f).stat().st_size for f in playground.FILES)
+    print(f"\nattention model download: {model_bytes / 1e6:.2f} MB ({manifest['bytes']}); "
+          f"BLEU: {manifest['bleu']}")
+    assert model_bytes <= MODEL_BYTES_LIMIT
+    assert all(e == 0 for e in manifest["requantization_error"].values())
+    vocab = json.loads((attention_dir / "vocab.json").read_text(encoding="utf-8"))
+    assert vocab["attention"] is True and manifest["config"]["attention"] is True
+
+
+@pytest.mark.slow
+def test_attention_graphs_match_lib(attention_dir, attention_model, held_out):
+    """Keys, teacher-forced steps (log P, states, weights) on 100 held-out sentences."""
+    enc = _session(attention_dir / "encoder.onnx")
+    dec = _session(attention_dir / "decoder_step.onnx")
+    m, worst = attention_model, {"encoder": 0.0, "logp": 0.0, "state": 0.0, "weights": 0.0}
+    with torch.no_grad():
+        for en, refs in held_out[:100]:
+            src, lengths = m.prepare([en])  # (1, S)
+            outputs, hidden, memory = m.encode(src, lengths)
+            states, keys = enc.run(None, {"src": src.numpy()})  # (L, S, H), (S, A)
+            worst["encoder"] = max(worst["encoder"],
+                                   float(np.abs(states[-1] - outputs[0].numpy()).max()),
+                                   float(np.abs(keys - memory.keys[0].numpy()).max()))
+            tgt = m.tgt_vocab.encode(tokenize(refs[0]))
+            prev = torch.tensor([SOS] + tgt[:-1])  # (T,) teacher forcing
+            state = hidden
+            for t in range(len(tgt)):
+                logits, state_out, w = m.decoder.step(prev[t:t + 1], state, memory,
+                                                      return_attention=True)
+                logp, onnx_state, onnx_w = dec.run(None, {
+                    "prev": prev[t:t + 1].numpy(), "state": state.numpy(),
+                    "memory": outputs[0].numpy(), "keys": memory.keys[0].numpy()})
+                worst["logp"] = max(worst["logp"], float(np.abs(
+                    logp - torch.log_softmax(logits.float(), -1).numpy()).max()))
+                worst["state"] = max(worst["state"],
+                                     float(np.abs(onnx_state - state_out.numpy()).max()))
+                worst["weights"] = max(worst["weights"], float(np.abs(onnx_w - w.numpy()).max()))
+                state = state_out
+    print(f"\nonnxruntime vs lib (attention model), largest differences: {worst}")
+    assert worst["weights"] < WEIGHT_TOL
+    assert max(worst.values()) < STATE_TOL, worst
+
+
+@pytest.fixture(scope="module")
+def pg_attention(browser, playground_url, attention_dir):
+    """A page of its own, switched to the attention model; yields (page, problems, loaded):
+    the resources fetched before the switch, then after it."""
+    page, context, problems = open_page(browser, playground_url)
+    page.wait_for_function("document.getElementById('s2s-playground').dataset.state !== 'loading'",
+                           timeout=120_000)
+    resources = "performance.getEntriesByType('resource').map(e => e.name)"
+    before = page.evaluate(resources)
+    page.check("#s2s-playground input[name=model][value=attention]")
+    page.wait_for_function("window.S2SPlayground.model.name === 'attention' && "
+                           "document.getElementById('s2s-playground').dataset.state === 'ready'",
+                           timeout=120_000)
+    yield page, problems, {"before": before, "after": page.evaluate(resources)}
+    context.close()
+
+
+def _lib_weights(model, sentence: str, ids: list[int]) -> np.ndarray:
+    """lib's attention weights (T, S) for writing `ids` (up to <eos>) from `sentence`."""
+    from lib.attention import attention_weights
+
+    src, lengths = model.prepare([sentence])
+    return attention_weights(model, src, lengths, torch.tensor([ids]))[0].numpy()
+
+
+ATTENTION_RUN = """async (sentences) => {
+  const P = window.S2SPlayground, M = P.model, out = [];
+  for (const s of sentences) {
+    const src = P.prepare(s);
+    const g = await P.decode(src.ids, null);
+    const b = await P.beamSearch(src.ids, M.vocab.default_beam, M.vocab.default_alpha,
+                                 M.vocab.default_margin);
+    out.push({greedy: P.detokenize(P.words(g.tokens)), greedyIds: g.tokens,
+      greedyW: g.weights.map((w) => Array.from(w)), beam: P.detokenize(P.words(b.tokens)),
+      beamIds: b.tokens, beamW: b.finished[0].weights.map((w) => Array.from(w)),
+      winner: b.finished[0].id === b.trace.winner});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_attention_model_loads_only_on_switch(pg_attention):
+    """The reference model translates before anything of the attention model but its small
+    manifest is fetched; the switch fetches its graphs."""
+    page, problems, loaded = pg_attention
+    big = ("attention/encoder.onnx", "attention/decoder_step.onnx", "attention/vocab.json")
+    assert not [u for u in loaded["before"] if any(b in u for b in big)], loaded["before"]
+    assert any("model/encoder.onnx" in u for u in loaded["before"])
+    assert all(any(b in u for u in loaded["after"]) for b in big), loaded["after"]
+    assert page.locator(".s2s-pg-model").inner_text().startswith("The attention model.")
+    assert not problems["console"], problems
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_attention_browser_parity_with_lib(pg_attention, attention_model, held_out):
+    """Greedy and beam-5 outputs and their attention weights on the held-out sentences."""
+    from lib.evaluate import translate_all
+
+    page, problems, _ = pg_attention
+    sources = [en for en, _ in held_out]
+    assert len(sources) == PARITY_SENTENCES
+    greedy = translate_all(attention_model, sources, beam_size=1)
+    beam = translate_all(attention_model, sources, beam_size=5)
+    start, results = time.perf_counter(), []
+    for k in range(0, len(sources), 50):
+        results += page.evaluate(ATTENTION_RUN, sources[k:k + 50])
+    browser_s = time.perf_counter() - start
+    mismatches, worst = [], 0.0
+    for s, r, g, b in zip(sources, results, greedy, beam):
+        assert r["winner"], s  # the first finished hypothesis is the search's winner
+        if r["greedy"] != g:
+            mismatches.append(("greedy", s, r["greedy"], g))
+        if r["beam"] != b:
+            mismatches.append(("beam-5", s, r["beam"], b))
+        for ids, got in ((r["greedyIds"], r["greedyW"]), (r["beamIds"], r["beamW"])):
+            want = _lib_weights(attention_model, s, ids)  # (T, S)
+            worst = max(worst, float(np.abs(np.array(got) - want).max()))
+    print(f"\nattention model, browser vs lib on {len(sources)} held-out sentences "
+          f"({browser_s:.0f} s in Chromium): {len(mismatches)} different outputs, attention "
+          f"weights within {worst:.2e}")
+    for m in mismatches:
+        print("  mismatch", m)
+    assert worst < WEIGHT_TOL
+    assert not mismatches
+    assert not problems["console"] and not problems["external"], problems
+
+
+def _shown_heatmap(page) -> tuple[list[str], list[str], np.ndarray]:
+    """The heatmap on the page: source tokens, output tokens, the cells' weights (T, S)."""
+    table = page.locator(".s2s-pg-attention table.s2s-pg-attn")
+    source = table.locator("thead th").all_inner_texts()[1:]
+    rows = table.locator("tbody tr")
+    output = rows.locator("th").all_inner_texts()
+    cells = [[float(v) for v in rows.nth(t).locator("td").evaluate_all(
+        "tds => tds.map(td => td.dataset.w)")] for t in range(rows.count())]
+    return source, output, np.array(cells)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
+    """The switch, a translation, the heatmap of the winner and of each finished hypothesis:
+    the drawn cells hold lib's weights for those outputs."""
+    page, problems, _ = pg_attention
+    sentence = "Tom wants to go to the park."
+    assert _translate(page, sentence) == "done"
+    shown = page.locator(".s2s-pg-translation").inner_text()
+    assert shown == attention_model.translate([sentence], beam_size=search.DEFAULT_BEAM)[0]
+    buttons = page.locator(".s2s-pg-hyps button")
+    assert buttons.count() >= 1
+    assert buttons.first.get_attribute("aria-pressed") == "true"
+    assert buttons.first.inner_text().startswith(f"1. {shown} (")
+    hyps = page.evaluate("""async (s) => { const P = window.S2SPlayground, M = P.model;
+        const b = await P.beamSearch(P.prepare(s).ids, M.vocab.default_beam,
+                                     M.vocab.default_alpha, M.vocab.default_margin);
+        return b.finished.map((h) => h.tokens); }""", sentence)
+    assert len(hyps) == buttons.count()
+    for i, ids in enumerate(hyps):
+        buttons.nth(i).click()
+        source, output, cells = _shown_heatmap(page)
+        assert source == tokenize(sentence)
+        assert output == [attention_model.tgt_vocab.itos[t] for t in ids]
+        want = _lib_weights(attention_model, sentence, ids)
+        assert cells.shape == want.shape
+        np.testing.assert_allclose(cells, want, atol=WEIGHT_TOL)
+        np.testing.assert_allclose(cells.sum(1), 1, atol=1e-5)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    buttons.first.click()
+    page.locator(".s2s-pg-attention").screenshot(path=str(SHOTS / "attention.png"))
+    # greedy: one heatmap, no hypotheses; back to the reference model: no heatmap, a note
+    assert _translate(page, sentence, search="greedy") == "done"
+    assert page.locator(".s2s-pg-hyps").count() == 0
+    _, output, cells = _shown_heatmap(page)
+    greedy_ids = attention_model.tgt_vocab.encode(tokenize(
+        attention_model.translate([sentence])[0]), eos=True)
+    np.testing.assert_allclose(cells, _lib_weights(attention_model, sentence, greedy_ids),
+                               atol=WEIGHT_TOL)
+    page.check("#s2s-playground input[name=model][value=reference]")
+    page.wait_for_function("window.S2SPlayground.model.name === 'reference' && "
+                           "document.getElementById('s2s-playground').dataset.state === 'done'",
+                           timeout=60_000)
+    assert page.locator(".s2s-pg-attention table").count() == 0
+    assert "has no attention" in page.locator(".s2s-pg-attention").inner_text()
+    assert not problems["console"], problems

@@ -10,6 +10,17 @@ server: ONNX Runtime Web runs two graphs that `torch.onnx` exports from the refe
 on them with the rules of `lib.search`. `vocab.json` holds both vocabularies and the settings the
 JavaScript needs (special ids, length caps, search defaults).
 
+A second model, the attention chapter's fine-tuned attention copy (`lib.long_inputs`, config
+`ATTENTION`), is exported beside it into <key>/attention/ when its weights are cached (the chapter
+trains them; `make playground` runs before the chapters, so a cold build exports it when the site
+build finishes, scripts/playground_site.py). Its graphs differ in two places:
+
+    encoder.onnx       src (1, S) -> states (L, S, H), keys (S, A): W_h h_j, once per sentence
+    decoder_step.onnx  prev (N,), state (L, N, H), memory (S, H), keys (S, A)
+                       -> log P (N, V), state (L, N, H), weights (N, S): one attention step
+
+(one sentence, so no padding and no mask; the N hypotheses share its memory).
+
 Size: the float32 weights would be four times the page's 15 MB budget, so every weight matrix is
 stored as int8 with one float32 scale per row (symmetric, per output unit) and an ONNX
 `DequantizeLinear` in front of the node that reads it: the runtime computes in float32 with the
@@ -26,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -37,13 +49,19 @@ import torch.nn.functional as F
 from torch import nn
 
 from lib import search
+from lib.attention import Memory
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK
+from lib.long_inputs import FinetuneConfig
 from lib.widgets.layers import one_layer
 
 OPSET = 17
 FILES = ("encoder.onnx", "decoder_step.onnx", "vocab.json", "manifest.json")
+ATTENTION_DIR = "attention"  # the attention model's export, inside the reference model's
 QUANT_MIN_SIZE = 4096  # float initializers at least this big (the weight matrices) go to int8
 INT8_MAX = 127
+# The attention model: the attention chapter's fine-tuned copy (book/attention.md,
+# ft_configs["attention"]); tests/test_playground.py checks the chapter still uses this config.
+ATTENTION = FinetuneConfig(attention=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,11 +161,55 @@ class DecoderStep(nn.Module):
         return F.log_softmax(logits.float(), dim=-1), state
 
 
+class AttentionEncoder(EncoderLayers):
+    """src (1, S) -> states (L, S, H) and keys (S, A): W_h h_j of the top layer's states, which
+    every step of an attention decoder reads (`AdditiveAttention.memory`)."""
+
+    def __init__(self, encoder: nn.Module, attention: nn.Module):
+        super().__init__(encoder)
+        self.W_h = attention.W_h
+
+    def forward(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        states = super().forward(src)  # (L, S, H)
+        return states, self.W_h(states[-1])  # (L, S, H), (S, A)
+
+
+class AttentionStep(nn.Module):
+    """One attention `Decoder.step` for N hypotheses of one sentence, and the log-softmax.
+
+    The N hypotheses share the sentence's memory (S, H) and keys (S, A); one sentence has no
+    padding, so every position is real (the mask is all True).
+    """
+
+    def __init__(self, decoder: nn.Module):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, prev: torch.Tensor, state: torch.Tensor, memory: torch.Tensor,
+                keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        # prev (N,), state (L, N, H), memory (S, H), keys (S, A)
+        # -> log P (N, V), state (L, N, H), weights (N, S)
+        n = prev.size(0)
+        mask = torch.ones_like(prev, dtype=torch.bool).unsqueeze(1) & \
+            torch.ones_like(keys[:, 0], dtype=torch.bool).unsqueeze(0)  # (N, S)
+        mem = Memory(memory.unsqueeze(0).expand(n, -1, -1), keys.unsqueeze(0).expand(n, -1, -1),
+                     mask)  # (N, S, H), (N, S, A), (N, S)
+        logits, state, weights = self.decoder.step(prev, state, mem, return_attention=True)
+        return F.log_softmax(logits.float(), dim=-1), state, weights
+
+
+def has_attention(model: nn.Module) -> bool:
+    return getattr(model.decoder, "attention", None) is not None
+
+
 def export_graphs(model: nn.Module, out: Path) -> None:
     """Write encoder.onnx and decoder_step.onnx (float32) for `model` into `out`."""
     model = model.cpu().eval()
     L, H = model.config.num_layers, model.config.hidden_size
     src = torch.tensor([[4, 5, 6]])  # (1, S)
+    if has_attention(model):
+        _export_attention_graphs(model, out, src)
+        return
     with torch.no_grad():
         torch.onnx.export(EncoderLayers(model.encoder).eval(), (src,), out / "encoder.onnx",
                           dynamo=False, opset_version=OPSET, input_names=["src"],
@@ -162,6 +224,27 @@ def export_graphs(model: nn.Module, out: Path) -> None:
                           dynamic_axes={"prev": {0: "N"}, "state": {1: "N"},
                                         "context": {0: "N"}, "logp": {0: "N"},
                                         "next_state": {1: "N"}})
+
+
+def _export_attention_graphs(model: nn.Module, out: Path, src: torch.Tensor) -> None:
+    L, H = model.config.num_layers, model.config.hidden_size
+    with torch.no_grad():
+        encoder = AttentionEncoder(model.encoder, model.decoder.attention).eval()
+        torch.onnx.export(encoder, (src,), out / "encoder.onnx", dynamo=False,
+                          opset_version=OPSET, input_names=["src"],
+                          output_names=["states", "keys"],
+                          dynamic_axes={"src": {1: "S"}, "states": {1: "S"}, "keys": {0: "S"}})
+        states, keys = encoder(src)  # (L, S, H), (S, A)
+        prev = torch.tensor([SOS, SOS])  # (N,)
+        state = torch.zeros(L, 2, H)
+        torch.onnx.export(AttentionStep(model.decoder).eval(), (prev, state, states[-1], keys),
+                          out / "decoder_step.onnx", dynamo=False, opset_version=OPSET,
+                          input_names=["prev", "state", "memory", "keys"],
+                          output_names=["logp", "next_state", "weights"],
+                          dynamic_axes={"prev": {0: "N"}, "state": {1: "N"},
+                                        "memory": {0: "S"}, "keys": {0: "S"},
+                                        "logp": {0: "N"}, "next_state": {1: "N"},
+                                        "weights": {0: "N", 1: "S"}})
 
 
 def int8_initializers(path: Path) -> dict:
@@ -223,6 +306,7 @@ def page_settings(model) -> dict:
         "tgt_itos": model.tgt_vocab.itos,
         "specials": {"pad": PAD, "unk": UNK, "sos": SOS, "eos": EOS, "names": list(SPECIALS)},
         "never_generated": list(search.NEVER_GENERATED),
+        "attention": has_attention(model),
         "num_layers": model.config.num_layers,
         "hidden_size": model.config.hidden_size,
         "max_src_len": model.config.max_src_len,
@@ -270,31 +354,17 @@ def bleu_on_test(model, page, sentences: int | None = None) -> dict:
     return out
 
 
-def export(out_root: Path, model=None, bleu: bool = True, force: bool = False) -> Path:
-    """Write <out_root>/<export_key()>/ (the FILES) unless it is already complete."""
-    key = export_key()
-    target = Path(out_root) / key
-    if is_complete(target) and not force:
-        return target
-    if model is None:
-        from lib.course.reference import pretrained
-
-        model = pretrained(progress=False)
-    model = model.cpu().eval()
+def _write(model, tmp: Path, bleu: bool, **fields) -> dict:
+    """The page's files for `model` in `tmp`: the int8 graphs, vocab.json and manifest.json."""
     start = time.perf_counter()
-    tmp = Path(out_root) / f".{key}.partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    model = model.cpu().eval()
     page = page_model(model)
     export_graphs(page, tmp)
     report = {f: int8_initializers(tmp / f) for f in ("encoder.onnx", "decoder_step.onnx")}
     (tmp / "vocab.json").write_text(json.dumps(page_settings(model), ensure_ascii=False),
                                     encoding="utf-8")
-    from lib.course.reference import reference_key
-
     manifest = {
-        "key": key,
-        "reference_key": reference_key(),
+        **fields,
         "weights": "int8, one float32 scale per row (DequantizeLinear)",
         "requantization_error": {f: max(e for _, e in r.values()) for f, r in report.items()},
         "bytes": {f: (tmp / f).stat().st_size for f in FILES[:3]},
@@ -302,12 +372,89 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False) -
     }
     manifest["export_seconds"] = round(time.perf_counter() - start, 1)
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
-    for old in Path(out_root).iterdir():  # keep only the current key's export
-        if old.is_dir() and old.name != key:
-            shutil.rmtree(old, ignore_errors=True)
+    return manifest
+
+
+def export(out_root: Path, model=None, bleu: bool = True, force: bool = False,
+           attention_weights: Path | None = None) -> Path:
+    """Write <out_root>/<export_key()>/ (the FILES) unless it is already complete, and the
+    attention model into its attention/ when its weights are cached (`export_attention`)."""
+    from lib.course.reference import reference_key
+
+    key = export_key()
+    target = Path(out_root) / key
+    if not is_complete(target) or force:
+        if model is None:
+            from lib.course.reference import pretrained
+
+            model = pretrained(progress=False)
+        tmp = Path(out_root) / f".{key}.partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        _write(model, tmp, bleu, key=key, reference_key=reference_key())
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+        for old in Path(out_root).iterdir():  # keep only the current key's export
+            if old.is_dir() and old.name != key:
+                shutil.rmtree(old, ignore_errors=True)
+    export_attention(target, attention_weights, bleu=bleu, force=force)
     return target
+
+
+def attention_key(weights: Path | None = None) -> str | None:
+    """The attention model's export key: the name of its weights (the chapter's cached copy,
+    `lib.long_inputs.weights_path(ATTENTION)`, unless given) and the reference export's key;
+    None when those weights are not there."""
+    from lib import long_inputs
+
+    weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
+    if not weights.is_file():
+        return None
+    return hashlib.sha256(f"{weights.name} {export_key()}".encode()).hexdigest()[:16]
+
+
+def attention_export(target: Path) -> Path | None:
+    """The attention model's export inside `target`, or None if there is none.
+
+    When the chapter's current weights are cached the export must be theirs; when they are not
+    (the code they are keyed on changed and the chapter has not run since), an export made
+    from earlier weights stays: its manifest names them.
+    """
+    directory = Path(target) / ATTENTION_DIR
+    if not is_complete(directory):
+        return None
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    current_key = attention_key()
+    return directory if current_key is None or manifest.get("key") == current_key else None
+
+
+def export_attention(target: Path, weights: Path | None = None, bleu: bool = True,
+                     force: bool = False) -> Path | None:
+    """Write <target>/attention/ from the attention chapter's cached fine-tuned copy (or the
+    checkpoint `weights`); when there are no such weights, leave things as they are and return
+    `attention_export(target)`: the build never trains the copy for the Playground."""
+    from lib import long_inputs
+    from lib.course import checkpoint
+
+    weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
+    key, directory = attention_key(weights), Path(target) / ATTENTION_DIR
+    if key is None:
+        return attention_export(target)
+    if not force and is_complete(directory) and json.loads(
+            (directory / "manifest.json").read_text(encoding="utf-8")).get("key") == key:
+        return directory
+    model = checkpoint.load(weights, device="cpu")
+    if not has_attention(model):
+        raise ValueError(f"{weights} holds a model without attention: the Playground's "
+                         "attention model must have ModelConfig.attention=True")
+    tmp = Path(target) / f".{ATTENTION_DIR}.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    _write(model, tmp, bleu, key=key, checkpoint=weights.name,
+           config=dataclasses.asdict(ATTENTION))
+    shutil.rmtree(directory, ignore_errors=True)
+    tmp.rename(directory)
+    return directory
 
 
 def current(out_root: Path) -> Path:
@@ -324,10 +471,20 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=Path("_build/playground"))
     parser.add_argument("--force", action="store_true", help="export even if up to date")
     parser.add_argument("--no-bleu", action="store_true", help="skip the BLEU measurement")
+    parser.add_argument("--attention-weights", type=Path, default=None,
+                        help="export the attention model from this checkpoint instead of the "
+                             "attention chapter's cached copy")
     args = parser.parse_args(argv)
-    target = export(args.out, bleu=not args.no_bleu, force=args.force)
+    target = export(args.out, bleu=not args.no_bleu, force=args.force,
+                    attention_weights=args.attention_weights)
     print(f"Playground model: {target}")
     print((target / "manifest.json").read_text(encoding="utf-8"))
+    attention = attention_export(target)
+    print(f"Attention model: {attention}" if attention else
+          "Attention model: not exported (the attention chapter has not cached its weights yet; "
+          "the site build exports it when the chapter has run)")
+    if attention:
+        print((attention / "manifest.json").read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,13 @@
  * PCA trajectories, the beam tree) are drawn by the static widgets' own scripts, S2S.draw.hidden
  * and S2S.draw.beam (lib/widgets/static/), from the same data as in the chapters.
  *
+ * Two models: the reference model (model/) and, when the build exported it, the attention
+ * chapter's fine-tuned attention copy (model/attention/). The attention model's graphs also give
+ * the keys W_h h_j (encoder) and each step's weights over the source (decoder step); the page
+ * draws them as a heatmap (source x target) for the translation and for each hypothesis beam
+ * search finished. It is downloaded only when the reader switches to it, so it never delays the
+ * reference model's first translation.
+ *
  * Nothing is fetched from outside the site: the runtime, its wasm, the widgets' scripts and the
  * model are served from ../_static/playground/ (scripts/playground_site.py copies them there),
  * and only this page loads them. window.S2SPlayground exposes the functions, which
@@ -60,7 +67,9 @@
   // The model: vocabularies, the two ONNX sessions, one encoder pass and one decoder step
   // -------------------------------------------------------------------------------------------
 
-  var M = {};  // vocab settings, sessions, sizes (filled by load)
+  var MODELS = {reference: {dir: "model/", label: "reference model"},
+    attention: {dir: "model/attention/", label: "attention model"}};
+  var M = {};  // the model in use: vocab settings, sessions, sizes (filled by loadModel)
 
   function loadScript(src) {
     return new Promise(function (resolve, reject) {
@@ -78,59 +87,106 @@
     });
   }
 
-  function load() {
-    var manifest;
-    return Promise.all([loadScript(BASE + "ort/ort.wasm.min.js"),
-      fetch(BASE + "model/manifest.json", {cache: "no-cache"}).then(function (r) {
-        if (!r.ok) throw new Error("the Playground's model is missing (HTTP " + r.status + ")");
-        return r.json();
-      })]).then(function (res) {
-      manifest = res[1];
+  function manifestOf(name) {
+    return fetch(BASE + MODELS[name].dir + "manifest.json", {cache: "no-cache"}).then(function (r) {
+      if (!r.ok) throw new Error("the Playground's " + MODELS[name].label + " is missing (HTTP " +
+        r.status + ")");
+      return r.json();
+    });
+  }
+
+  var runtime = null;
+  function loadRuntime() {
+    runtime = runtime || loadScript(BASE + "ort/ort.wasm.min.js").then(function () {
       ort.env.wasm.wasmPaths = BASE + "ort/";
       ort.env.wasm.numThreads = 1;  // threads need cross-origin isolation, which Pages lacks
-      var v = "?v=" + manifest.key;  // a new export is a new URL: never a stale cached model
-      var opts = {executionProviders: ["wasm"], graphOptimizationLevel: "all"};
-      return Promise.all([
-        fetchOk(BASE + "model/vocab.json" + v, "json"),
-        fetchOk(BASE + "model/encoder.onnx" + v, "arrayBuffer").then(function (b) {
+    });
+    return runtime;
+  }
+
+  /** Model `name`'s sessions and settings (once; later calls return the same promise). The
+   * runtime's fusions of quantised nodes stay off (session.disable_quant_qdq): they would round
+   * the activations to 8 bits too, and the page would no longer compute what lib computes. */
+  function loadModel(name, manifest) {
+    var entry = MODELS[name];
+    if (entry.promise) return entry.promise;
+    var dir = BASE + entry.dir;
+    entry.promise = Promise.all([loadRuntime(), manifest || manifestOf(name)]).then(function (res) {
+      var v = "?v=" + res[1].key;  // a new export is a new URL: never a stale cached model
+      var opts = {executionProviders: ["wasm"], graphOptimizationLevel: "all",
+        extra: {session: {disable_quant_qdq: "1"}}};
+      return Promise.all([res[1], fetchOk(dir + "vocab.json" + v, "json"),
+        fetchOk(dir + "encoder.onnx" + v, "arrayBuffer").then(function (b) {
           return ort.InferenceSession.create(new Uint8Array(b), opts);
         }),
-        fetchOk(BASE + "model/decoder_step.onnx" + v, "arrayBuffer").then(function (b) {
+        fetchOk(dir + "decoder_step.onnx" + v, "arrayBuffer").then(function (b) {
           return ort.InferenceSession.create(new Uint8Array(b), opts);
         })]);
     }).then(function (res) {
-      var v = res[0];
-      M.manifest = manifest; M.vocab = v; M.enc = res[1]; M.dec = res[2];
-      M.L = v.num_layers; M.H = v.hidden_size; M.V = v.tgt_itos.length;
-      M.sp = v.specials;
-      M.srcIndex = new Map(v.src_itos.map(function (t, i) { return [t, i]; }));
-      M.never = new Set(v.never_generated);
+      var v = res[1], m = {name: name, manifest: res[0], vocab: v, enc: res[2], dec: res[3]};
+      m.L = v.num_layers; m.H = v.hidden_size; m.V = v.tgt_itos.length; m.attn = !!v.attention;
+      m.sp = v.specials;
+      m.srcIndex = new Map(v.src_itos.map(function (t, i) { return [t, i]; }));
+      m.never = new Set(v.never_generated);
+      return m;
+    });
+    entry.promise.catch(function () { entry.promise = null; });  // a failed load may be retried
+    return entry.promise;
+  }
+
+  /** Make model `name` the one every function below uses (loading it the first time). */
+  function use(name) {
+    if (!MODELS[name]) throw new Error("no model named " + JSON.stringify(name));
+    return loadModel(name).then(function (m) {
+      Object.keys(M).forEach(function (k) { delete M[k]; });
+      Object.assign(M, m);
       return M;
     });
   }
 
-  function int64(ids) { return new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [ids.length]); }
-
-  /** ids (S) -> states (L, S, H) as a Float32Array, every layer's state after each token. */
-  function encode(ids) {
-    var src = new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
-    return M.enc.run({src: src}).then(function (out) { return out.states.data; });
+  /** The reference model, in use; and, beside it, whether the build has an attention model
+   * (its small manifest only: the model itself loads on the switch). */
+  function load() {
+    var probe = manifestOf("attention").then(function (m) { MODELS.attention.manifest = m; return m; },
+      function () { return null; });
+    return Promise.all([use("reference"), probe]).then(function (res) { return res[0]; });
   }
 
-  /** prev (N), state (L, N, H), context (N, H) -> {logp (N, V), state (L, N, H)}. */
-  function step(prev, state, context) {
-    var N = prev.length;
-    return M.dec.run({prev: int64(prev),
-      state: new ort.Tensor("float32", state, [M.L, N, M.H]),
-      context: new ort.Tensor("float32", context, [N, M.H])}).then(function (out) {
-      return {logp: out.logp.data, state: out.next_state.data};
+  function int64(ids) { return new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [ids.length]); }
+
+  /** ids (S) -> {states (L, S, H), every layer's state after each token, as a Float32Array;
+   * keys (S, A), W_h h_j, for the attention model}. */
+  function encode(ids) {
+    var src = new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
+    return M.enc.run({src: src}).then(function (out) {
+      return {states: out.states.data, keys: out.keys ? out.keys.data : null};
     });
   }
 
-  /** The decoder's start from encoder states (L, S, H): s_0 (L, 1, H) and the context (H). */
-  function start(states, S) {
-    var L = M.L, H = M.H, s0 = new Float32Array(L * H);
+  /** prev (N), state (L, N, H), and the source side `ctx` (start's) -> {logp (N, V),
+   * state (L, N, H), weights (N, S) or null}. The reference model reads the context c (N, H),
+   * the attention model the memory h_1..h_S (S, H) and keys (S, A) that all N share. */
+  function step(prev, state, ctx) {
+    var N = prev.length, feeds = {prev: int64(prev),
+      state: new ort.Tensor("float32", state, [M.L, N, M.H])};
+    if (M.attn) {
+      feeds.memory = new ort.Tensor("float32", ctx.memory, [ctx.S, M.H]);
+      feeds.keys = new ort.Tensor("float32", ctx.keys, [ctx.S, ctx.keys.length / ctx.S]);
+    } else {
+      feeds.context = new ort.Tensor("float32", repeat(ctx.context, N), [N, M.H]);
+    }
+    return M.dec.run(feeds).then(function (out) {
+      return {logp: out.logp.data, state: out.next_state.data,
+        weights: out.weights ? out.weights.data : null};
+    });
+  }
+
+  /** The decoder's start from encode's output for S tokens: s_0 (L, 1, H) and what each step
+   * reads from the source (the context (H), or the top layer's states and their keys). */
+  function start(enc, S) {
+    var L = M.L, H = M.H, s0 = new Float32Array(L * H), states = enc.states;
     for (var l = 0; l < L; l++) s0.set(states.subarray((l * S + S - 1) * H, (l * S + S) * H), l * H);
+    if (M.attn) return {state: s0, S: S, memory: states.slice((L - 1) * S * H), keys: enc.keys};
     return {state: s0, context: s0.slice((L - 1) * H)};
   }
 
@@ -214,15 +270,18 @@
   // Searches: lib.search.greedy and lib.search.beam_search (source_cap=True), one sentence
   // -------------------------------------------------------------------------------------------
 
-  /** Greedy (or forced) decoding -> {tokens, logps, states [(L, H)]}, encoder states too. */
+  /** Greedy (or forced) decoding -> {tokens, logps, states [(L, H)], weights [(S)] for the
+   * attention model}, encoder states too. */
   async function decode(ids, forced) {
     var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen);
-    var encStates = await encode(ids), s = start(encStates, S);
-    var state = s.state, prev = M.sp.sos, run = {tokens: [], logps: [], states: [], encoder: encStates};
+    var enc = await encode(ids), s = start(enc, S);
+    var state = s.state, prev = M.sp.sos;
+    var run = {tokens: [], logps: [], states: [], weights: M.attn ? [] : null, encoder: enc.states};
     for (var t = 0; t < (forced ? forced.length : maxLen); t++) {
-      var out = await step([prev], state, s.context);
+      var out = await step([prev], state, s);
       var tok = forced ? forced[t] : topAllowed(out.logp, 0, 1).ids[0];
       run.tokens.push(tok); run.logps.push(out.logp[tok]); run.states.push(out.state);
+      if (M.attn) run.weights.push(out.weights);
       state = out.state; prev = tok;
       if (!forced && (tok === M.sp.eos || cap <= t + 1)) break;
     }
@@ -233,21 +292,24 @@
     return alpha ? Math.fround(raw / Math.fround(Math.pow(length, alpha))) : raw;
   }
 
-  /** Beam search with lib's rules -> {tokens (with <eos>), raw, score, trace (a BeamTrace)}. */
+  /** Beam search with lib's rules -> {tokens (with <eos>), raw, score, trace (a BeamTrace),
+   * finished: every hypothesis the search finished, best first, {tokens, raw, score, id,
+   * weights [(S)] (the attention model's weights at each of its steps, else null)}}. */
   async function beamSearch(ids, k, alpha, margin) {
     alpha = checkAlpha(alpha); margin = checkMargin(margin);
     if (!Number.isInteger(k) || k < 1) throw new InputError("beam_size must be an integer >= 1");
     var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen), itos = M.vocab.tgt_itos;
     var enc = await encode(ids), s = start(enc, S), NEG = -Infinity;
-    var state = s.state, prev = [M.sp.sos];
+    var state = s.state, prev = [M.sp.sos], finished = [];
     var alive = [0], seqs = [[]], aliveId = [0];  // per beam slot; empty slot: alive = -inf
+    var attns = [[]];  // per beam slot: the weights (S) of each step so far (attention model)
     var nodes = [{id: 0, parent: null, step: 0, token: M.sp.sos, text: itos[M.sp.sos], raw: 0,
       score: 0, status: "kept"}];
     var pool = null, m = 2 * k;
     for (var t = 1; t <= maxLen; t++) {
       var filled = [];
       alive.forEach(function (a, slot) { if (a > NEG) filled.push(slot); });
-      var out = await step(prev, state, repeat(s.context, filled.length));
+      var out = await step(prev, state, s);
       var cands = [];
       filled.forEach(function (slot, row) {
         var top = topAllowed(out.logp, row, m);
@@ -269,6 +331,8 @@
         c.score = norm(c.raw, t, alpha);
         c.id = 1 + (t - 1) * 2 * k + j;
         c.seq = seqs[c.slot].concat([c.tok]);
+        c.attn = M.attn ? attns[c.slot].concat([out.weights.slice(c.row * S, (c.row + 1) * S)]) : null;
+        if (c.finishing) finished.push(c);
         if (c.finishing && (pool === null || c.score > pool.score)) pool = c;
         if (c.raw > NEG) {
           nodes.push({id: c.id, parent: aliveId[c.slot], step: t, token: c.tok, text: itos[c.tok],
@@ -283,9 +347,14 @@
       state = gatherRows(out.state, filled.length, live.map(function (c) { return c.row; }));
       prev = live.map(function (c) { return c.tok; });
       seqs = next.map(function (c) { return c.seq; });
+      attns = next.map(function (c) { return c.attn; });
       aliveId = next.map(function (c) { return c.id; });
     }
-    return {tokens: pool.seq, raw: pool.raw, score: pool.score, encoder: enc,
+    finished.sort(function (a, b) { return b.score - a.score || a.id - b.id; });
+    return {tokens: pool.seq, raw: pool.raw, score: pool.score, encoder: enc.states,
+      finished: finished.map(function (c) {
+        return {tokens: c.seq, raw: c.raw, score: c.score, id: c.id, weights: c.attn};
+      }),
       trace: {source: ids.map(function (i) { return M.vocab.src_itos[i]; }), beam_size: k,
         alpha: alpha, max_len: cap, nodes: nodes, winner: pool.id, nbest: [pool.id],
         margin: isFinite(margin) ? margin : null}};
@@ -307,9 +376,9 @@
       beam = await beamSearch(src.ids, opts.k, opts.alpha, opts.margin);
       run = await decode(src.ids, beam.tokens);  // the winner, forced: its states and P
     }
-    return {text: text, source: src, tokens: run.tokens, words: words(run.tokens),
+    return {text: text, model: M.name, source: src, tokens: run.tokens, words: words(run.tokens),
       translation: detokenize(words(run.tokens)), logps: run.logps, run: run, beam: beam,
-      greedy: greedy};
+      greedy: greedy, weights: run.weights};
   }
 
   // -------------------------------------------------------------------------------------------
@@ -464,6 +533,63 @@
     S2S.mount(el("div", {"class": "s2sw s2sw-" + name}, parent), [name], data);
   }
 
+  /** The attention heatmap of one output: rows the output tokens, columns the source tokens,
+   * each cell's shade its weight a_{t,j} (data-w holds the exact float32 value). */
+  function heatmap(parent, source, tokens, weights, caption) {
+    parent.textContent = "";
+    var table = el("table", {"class": "s2s-pg-attn"}, parent);
+    el("caption", {text: caption}, table);
+    var head = el("tr", {}, el("thead", {}, table)), body = el("tbody", {}, table);
+    el("th", {scope: "col", text: "French \\ English"}, head);
+    source.forEach(function (tok) { el("th", {scope: "col", text: tok}, head); });
+    tokens.forEach(function (id, t) {
+      var row = el("tr", {}, body), word = M.vocab.tgt_itos[id];
+      el("th", {scope: "row", text: word}, row);
+      Array.from(weights[t]).forEach(function (w, j) {
+        var td = el("td", {"data-w": String(w), title: word + " ← " + source[j] + ": " + w.toFixed(3),
+          style: "background:rgba(37,99,235," + w.toFixed(3) + ")" + (w > 0.55 ? ";color:#fff" : "")},
+        row);
+        td.textContent = w >= 0.1 ? w.toFixed(1).replace(/^0/, "") : "";
+      });
+    });
+    return table;
+  }
+
+  /** The attention section: the translation's heatmap and, after beam search, one button per
+   * finished hypothesis (best first) that shows its own. */
+  function drawAttention(root, res) {
+    var box = root.querySelector(".s2s-pg-attention");
+    box.textContent = "";
+    if (!res.weights) {
+      el("p", {"class": "s2s-pg-note", text: "The reference model has no attention: it reads " +
+        "one context vector at every step. Switch to the attention model to see where each " +
+        "French word looks in the source."}, box);
+      return;
+    }
+    var map = el("div", {"class": "s2s-pg-map"});
+    var hyps = res.beam ? res.beam.finished : [];
+    if (hyps.length) {
+      var bar = el("div", {"class": "s2s-pg-hyps", role: "group",
+        "aria-label": "hypotheses beam search finished, best first"}, box);
+      hyps.forEach(function (h, i) {
+        var b = el("button", {type: "button", "data-hyp": String(i), "aria-pressed": "false",
+          text: (i + 1) + ". " + detokenize(words(h.tokens)) + " (" + h.score.toFixed(2) + ")"}, bar);
+        b.addEventListener("click", function () { show(i); });
+      });
+    }
+    box.appendChild(map);
+    function show(i) {
+      box.querySelectorAll("[data-hyp]").forEach(function (b) {
+        b.setAttribute("aria-pressed", String(Number(b.dataset.hyp) === i));
+      });
+      var h = i === null ? null : hyps[i];
+      heatmap(map, res.source.tokens, h ? h.tokens : res.tokens, h ? h.weights : res.weights,
+        h ? "Hypothesis " + (i + 1) + " of " + hyps.length + ", score " + h.score.toFixed(3) :
+          "Attention weights of the translation (" + (res.beam ? "beam search" : "greedy") + ")");
+    }
+    show(hyps.length ? 0 : null);
+  }
+
   function draw(root, res) {
     var S = res.source.tokens.length;
     root.querySelector(".s2s-pg-translation").textContent = res.translation || "(nothing)";
@@ -486,6 +612,7 @@
       el("td", {text: M.vocab.tgt_itos[id]}, head);
       el("td", {text: Math.exp(res.logps[t]).toFixed(3)}, body);
     });
+    drawAttention(root, res);
     mount(root.querySelector(".s2s-pg-hidden"), "hidden", hiddenData(res));
     var tree = root.querySelector(".s2s-pg-tree");
     if (res.beam) mount(tree, "beam", beamData(res));
@@ -514,6 +641,17 @@
       margin: margin === "" ? null : Number(margin)};
   }
 
+  /** The line under the form: the weights and BLEU of the model in use. */
+  function describe(root) {
+    var b = M.manifest.bleu, k = M.vocab.default_beam;
+    root.querySelector(".s2s-pg-model").textContent = "The " + MODELS[M.name].label + ". " +
+      "Weights: " + M.manifest.weights + "." +
+      (b ? " BLEU on the " + b.sentences + " test sentences, beam " + k + ": " +
+      b["int8_beam" + k] + " with these weights, " + b["float32_beam" + k] +
+      " in full precision (greedy: " +
+      b.int8_beam1 + " and " + b.float32_beam1 + "), measured when the model was exported." : "");
+  }
+
   function wire(root) {
     var form = root.querySelector("form"), status = root.querySelector(".s2s-pg-status");
     var error = root.querySelector(".s2s-pg-error"), result = root.querySelector(".s2s-pg-result");
@@ -524,9 +662,40 @@
     }
     Array.prototype.forEach.call(form.search, function (r) { r.addEventListener("change", syncSearch); });
     syncSearch();
+    var radios = Array.prototype.slice.call(form.querySelectorAll("input[name=model]"));
+    function busy(on) {
+      form.querySelector("button").disabled = on;
+      radios.forEach(function (r) { r.disabled = on || (r.value === "attention" && !MODELS.attention.manifest); });
+    }
+    radios.forEach(function (r) {
+      r.addEventListener("change", function () {
+        if (!r.checked) return;
+        var t0 = performance.now();
+        busy(true);
+        error.hidden = true;
+        root.setAttribute("data-state", "switching");
+        status.textContent = "Loading the " + MODELS[r.value].label + "…";
+        use(r.value).then(function () {
+          busy(false);
+          describe(root);
+          status.textContent = "The " + MODELS[r.value].label + " is loaded (" +
+            Math.round(performance.now() - t0) + " ms).";
+          root.setAttribute("data-state", "ready");
+          if (!result.hidden) form.requestSubmit();
+        }, function (e) {
+          busy(false);
+          radios.forEach(function (x) { x.checked = x.value === M.name; });
+          error.textContent = e.message;
+          error.hidden = false;
+          status.textContent = "";
+          root.setAttribute("data-state", "ready");
+        });
+      });
+    });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var t0 = performance.now();
+      busy(true);
       error.hidden = true;
       status.textContent = "Translating…";
       root.setAttribute("data-state", "busy");
@@ -534,8 +703,10 @@
         draw(root, res);
         result.hidden = false;
         status.textContent = "Done in " + Math.round(performance.now() - t0) + " ms, in this browser.";
+        busy(false);
         root.setAttribute("data-state", "done");
       }, function (e) {
+        busy(false);
         error.textContent = e.message;
         error.hidden = false;
         result.hidden = true;
@@ -545,14 +716,12 @@
     });
     return ready.then(function () {
       fillDefaults(form);
-      form.querySelector("button").disabled = false;
-      var b = M.manifest.bleu, k = M.vocab.default_beam;
+      busy(false);
+      if (!MODELS.attention.manifest) {
+        form.querySelector(".s2s-pg-attn-note").textContent = "(not in this build)";
+      }
       status.textContent = "Model loaded: it runs here, offline.";
-      root.querySelector(".s2s-pg-model").textContent = "Weights: " + M.manifest.weights + "." +
-        (b ? " BLEU on the " + b.sentences + " test sentences, beam " + k + ": " +
-        b["int8_beam" + k] + " with these weights, " + b["float32_beam" + k] +
-        " in full precision (greedy: " +
-        b.int8_beam1 + " and " + b.float32_beam1 + "), measured when the model was exported." : "");
+      describe(root);
       root.setAttribute("data-state", "ready");
     }, function (e) {
       status.textContent = "The model could not be loaded: " + e.message;
@@ -561,7 +730,8 @@
   }
 
   var ready = load();
-  window.S2SPlayground = {ready: ready, model: M, normalize: normalize, tokenize: tokenize,
+  window.S2SPlayground = {ready: ready, model: M, models: MODELS, use: use,
+    normalize: normalize, tokenize: tokenize,
     detokenize: detokenize, prepare: prepare, decode: decode, beamSearch: beamSearch,
     translate: translate, words: words, hiddenData: hiddenData, beamData: beamData};
   var root = document.getElementById("s2s-playground");

@@ -1,0 +1,122 @@
+"""Benchmark: the Playground in headless Chromium, both models (issue #26 §5).
+
+Targets: beam 5 on a 7-word sentence <= 300 ms (median, after one warm-up run) for the
+reference model and for the attention model; each exported model <= 15 MB. Also timed: the
+page's load until the reference model can translate, and the switch to the attention model
+(its download and session start; the first only needs the reference model).
+
+The page is the one tests/test_playground.py serves: web/playground/ and the current export
+(`make playground`, lib/course/playground.py) assembled into a small site by
+scripts/playground_site.py, on 127.0.0.1. The browser is $CHROMIUM, else Debian's chromium.
+
+    python -m bench.playground [--repeats 11]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.common import cpu_model
+from lib.course import playground
+from scripts import playground_site
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "Tom wants to go to the park."  # 7 words, as in tests/test_playground.py
+TARGET_MS, TARGET_MB = 300.0, 15.0
+
+TIME_BEAM = """async ([s, n]) => {
+  const P = window.S2SPlayground, M = P.model, out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await P.translate(s, {search: "beam", k: M.vocab.default_beam, alpha: M.vocab.default_alpha,
+                          margin: M.vocab.default_margin});
+    out.push(performance.now() - t0);
+  }
+  return out; }"""
+
+
+def site(root: Path) -> Path:
+    """The page's markup in a bare document beside _static/playground/ (the test's mini site)."""
+    playground_site.assemble(root / "_static", playground_site.model_dir())
+    fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    (root / "book" / "playground.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Playground</title>'
+        f"</head><body>\n{fragment}\n</body></html>\n", encoding="utf-8")
+    return root
+
+
+def model_mb(directory: Path) -> float:
+    return sum((directory / f).stat().st_size for f in playground.FILES) / 1e6
+
+
+def row(name: str, times: list[float]) -> str:
+    med = statistics.median(times)
+    ok = "ok" if med <= TARGET_MS else "OVER"
+    return (f"  {name:<34} median {med:6.1f} ms   min {min(times):6.1f}   max {max(times):6.1f}"
+            f"   [{ok}]")
+
+
+def main(argv=None) -> None:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=11, help="timed runs after the warm-up")
+    args = parser.parse_args(argv)
+    browser_path = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    if not browser_path:
+        raise SystemExit("no Chromium: set CHROMIUM or install Debian's chromium")
+    export = playground_site.model_dir()
+    attention = playground.attention_export(export)
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs; browser: {browser_path}")
+    print(f"sentence: {SENTENCE!r}, beam 5 (lib.search's defaults); {args.repeats} runs after "
+          f"one warm-up; target <= {TARGET_MS:.0f} ms")
+    print(f"  reference model export {export.name}: {model_mb(export):.2f} MB "
+          f"[{'ok' if model_mb(export) <= TARGET_MB else 'OVER'}]")
+    if attention:
+        print(f"  attention model export: {model_mb(attention):.2f} MB "
+              f"[{'ok' if model_mb(attention) <= TARGET_MB else 'OVER'}]")
+    with tempfile.TemporaryDirectory() as tmp:
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=site(Path(tmp)))
+        handler.log_message = lambda *a: None
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/book/playground.html"
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=browser_path, headless=True)
+                page = browser.new_page()
+                start = time.perf_counter()
+                page.goto(url)
+                page.wait_for_function("document.getElementById('s2s-playground')"
+                                       ".dataset.state === 'ready'", timeout=120_000)
+                load_ms = 1000 * (time.perf_counter() - start)
+                print(f"  page load until the reference model is ready: {load_ms:.0f} ms")
+                times = page.evaluate(TIME_BEAM, [SENTENCE, args.repeats + 1])[1:]
+                print(row("reference model, beam 5", times))
+                if attention:
+                    start = time.perf_counter()
+                    page.evaluate("() => window.S2SPlayground.use('attention')")
+                    print(f"  switch to the attention model (download, sessions): "
+                          f"{1000 * (time.perf_counter() - start):.0f} ms")
+                    times = page.evaluate(TIME_BEAM, [SENTENCE, args.repeats + 1])[1:]
+                    print(row("attention model, beam 5", times))
+                else:
+                    print("  attention model: not in the export (run the attention chapter)")
+                browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+if __name__ == "__main__":
+    main()
