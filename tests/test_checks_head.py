@@ -298,8 +298,8 @@ def test_smoothed_reference_equals_torch_label_smoothing_and_a_hand_value():
     targets[1, 2:] = 0
     listed = shortlist_ids(targets, 5)
     real = targets != 0
-    torch_value = F.cross_entropy(logits[real][:, listed], torch.searchsorted(listed, targets[real]),
-                                  label_smoothing=0.1)
+    column = torch.searchsorted(listed, targets[real])
+    torch_value = F.cross_entropy(logits[real][:, listed], column, label_smoothing=0.1)
     ours = checks.smoothed_shortlist_reference(logits, targets, 0, 0.1, listed)
     assert torch.isclose(ours, torch_value, atol=1e-6)
     # by hand: two equal logits over S = {a, b}: -log P = log 2 for each, any eps
