@@ -522,8 +522,13 @@ def test_against_count_follows_the_ratio_and_the_interval():
                    "than the count")
     assert v.against_count(4.0, 2.0, 6.0, 3.3).endswith("about what the count says")
     assert v.against_count(4.0, 2.0, 6.0, 3.3).startswith("1.2 times")
-    # the interval reaches 2x the prediction: not "far more", even though the slope is 2.4x
-    assert v.against_count(8.0, 6.6, 9.0, 3.3).endswith("about what the count says")
+    # the interval reaches 2x the prediction: not "far more", and the slope (2.4x) not "about"
+    assert v.against_count(8.0, 6.6, 9.0, 3.3) == (
+        "2.4 times the 3.3 µs per source token that the count predicts, but its interval (6.6 to "
+        "9.0) is too wide on this machine to rule the count out")
+    # a build's numbers: 22x with an interval from 1.0 to 39 must not read "about"
+    wide = v.against_count(25.1, 1.0, 38.7, 1.15)
+    assert "about" not in wide and wide.startswith("22 times") and "too wide" in wide
     assert v.against_count(0.5, 0.2, 1.0, 3.3).endswith("less than the count")
     assert v.against_count(5.0, -1.0, 9.0, 3.3).startswith(
         "not distinguishable from zero on this machine, so it neither confirms nor refutes the "

@@ -875,8 +875,9 @@ def growth_reading(slope: float, low: float, high: float, what: str,
 def against_count(slope: float, low: float, high: float, predicted: float,
                   unit: str = "µs per source token") -> str:
     """A measured slope (with its interval) against the slope a count of multiply-adds predicts
-    (> 0), worded to follow "The measured slope is ...": 'about' only when the interval reaches
-    within a factor of 2 of the prediction."""
+    (> 0), worded to follow "The measured slope is ...": 'far more' or 'less' only when the whole
+    interval is beyond a factor of 2 of the prediction, 'about' only when the slope is within it,
+    and otherwise that the interval is too wide to decide."""
     if predicted <= 0:
         raise ValueError(f"the predicted slope must be positive, got {predicted!r}")
     if not low <= slope <= high:
@@ -893,7 +894,10 @@ def against_count(slope: float, low: float, high: float, predicted: float,
         return f"{_figure(ratio)} times {count}: far more than the count"
     if high < predicted / 2:
         return f"only {_figure(ratio)} times {count}: less than the count"
-    return f"{_figure(ratio)} times {count}: about what the count says"
+    if 0.5 <= ratio <= 2:
+        return f"{_figure(ratio)} times {count}: about what the count says"
+    return (f"{_figure(ratio)} times {count}, but its interval ({_figure(low)} to "
+            f"{_figure(high)}) is too wide on this machine to rule the count out")
 
 
 def anti_diagonal(copied: float, after: float) -> str:
