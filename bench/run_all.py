@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from bench import report
+from bench import recipe_check, report
 from bench.common import cpu_model
 from bench.joeynmt_compare import ensure_venv, venv_python
 from bench.training import WARMUP
@@ -168,6 +168,9 @@ def main() -> None:
         if "warm_missing" in book:
             book["warm"] = {"skipped": book["warm_missing"]}
         results["book"] = book
+
+    # 6. the training-settings sweeps: committed results (hours of training), rendered as measured
+    results["sweep"] = recipe_check.committed_results()
 
     if reference.reference_key() != key:  # lib, the data or the settings changed mid-run
         raise SystemExit(f"the reference key changed during the run ({key} -> "

@@ -137,7 +137,8 @@ def pruning_table() -> dict[tuple[str, ...], dict[str, float]]:
 
 def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_dim: int = 8,
                hidden: int = 16, layers: int = 2, dropout: float = 0.0, feed_context: bool = True,
-               attention: bool = False, max_src_len: int = 40, max_tgt_len: int = 40, scale: float = 1.0,
+               attention: bool = False, max_src_len: int = 40, max_tgt_len: int = 40,
+               scale: float = 1.0,
                eos_bias: float = 0.0, shared_words: int | None = None,
                src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None):
     """A small random (untrained) `Seq2Seq` over made-up words `en0…`/`fr0…`, for checkers,

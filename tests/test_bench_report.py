@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import book, report
+from bench import book, recipe_check, report
 
 
 def _ttb(reached):
@@ -55,6 +55,18 @@ RESULTS = {
                       "chapters": {"book/tensors": 20.0}},
              "warm": {"build_s": 185.0, "chapters": {"book/tensors": 21.5, "book/bleu": 150.0},
                       "chapters_source": "myst-nb build log"}},
+    "sweep": {
+        "gpu": {"device": "Test GPU", "date": "2030-01-01", "test_sentences": 2000,
+                "results": {"ls2": {"variant": {"name": "ls2", "train": {"label_smoothing": 0.2}},
+                                    "tokens": 3_160_000, "greedy": 36.87, "beam5": 39.34,
+                                    "curve": [[1_190_000, 30.1]]}}},
+        "cpu": {"date": "2030-01-03", "machine": "Test CPU 9000, 2 torch threads",
+                "runs": [{"name": "reference", "overrides": {}, "greedy": 35.89,
+                          "reference_key": "0123456789abcdef",
+                          "beam5": 38.92, "test_sentences": 2000},
+                         {"name": "label_smoothing=0.2", "overrides": {"label_smoothing": 0.2},
+                          "reference_key": "0123456789abcdef",
+                          "greedy": 36.11, "beam5": 39.05, "test_sentences": 2000}]}},
 }
 
 
@@ -64,7 +76,11 @@ def test_every_figure_is_rendered():
                  "2.0 min", "not reached in 12 min (best 21.2)", "1,622", "2.11x",
                  "60.3449", "57.7692", "1.89x", "21.0 min", "3.1 min", "150.0",
                  "12,728,257", "Luong attention.", "python -m bench.training --steps 60",
-                 "a run of 65 minutes",
+                 "a run of 65 minutes", "Test GPU", "| label_smoothing=0.2 | label_smoothing=0.2 "
+                 "(`0123456789abcdef`) | 36.11 | 39.05 |",
+                 "| ls2 | label_smoothing=0.2 | 3.16 | 36.87 | 39.34 | 1.19 |",
+                 "No run reached greedy >= 37 and beam 5 >= 40: the best greedy score was 36.11 "
+                 "(label_smoothing=0.2), the best beam-5 score 39.05 (label_smoothing=0.2).",
                  report.KEY_LINE.format(key="0123456789abcdef")):
         assert text in md, text
     assert "None" not in md and "nan" not in md
@@ -146,3 +162,43 @@ def test_benchmarks_md_describes_the_current_reference_model():
     assert named == [reference.reference_key()], (
         f"BENCHMARKS.md describes reference model {named[0]}, the current one is "
         f"{reference.reference_key()}: regenerate it with `make bench`")
+
+
+@pytest.mark.parametrize("greedy, beam, expected", [
+    (37.0, 40.0, "Reached greedy >= 37 and beam 5 >= 40: b."),
+    (37.5, 39.9, "No run reached greedy >= 37 and beam 5 >= 40: the best greedy score was 37.50 "
+                 "(b), the best beam-5 score 39.90 (b)."),
+    (36.9, 40.5, "No run reached greedy >= 37 and beam 5 >= 40: the best greedy score was 36.90 "
+                 "(b), the best beam-5 score 40.50 (b)."),
+    (30.0, 30.0, "No run reached greedy >= 37 and beam 5 >= 40: the best greedy score was 35.00 "
+                 "(a), the best beam-5 score 39.00 (a)."),
+])
+def test_the_sweep_verdict_follows_both_scores(greedy, beam, expected):
+    runs = [{"name": "a", "greedy": 35.0, "beam5": 39.0}, {"name": "b", "greedy": greedy,
+                                                           "beam5": beam}]
+    assert report.sweep_verdict(runs) == expected
+    with pytest.raises(report.MissingFigure):
+        report.sweep_verdict([])
+
+
+def test_the_sweep_section_is_spliced_in_place_or_appended():
+    SECTION, splice = recipe_check.SECTION, recipe_check.splice
+    section = SECTION + "\n\nnew table\n"
+    assert splice("# B\n\n## Book\n\nx\n", section) == f"# B\n\n## Book\n\nx\n\n{section}"
+    old = f"# B\n\n{SECTION}\n\nold table\n\n## After\n\ny\n"
+    assert splice(old, section) == f"# B\n\n{SECTION}\n\nnew table\n\n## After\n\ny\n"
+    assert splice(f"# B\n\n{SECTION}\n\nold\n", section) == f"# B\n\n{section}"
+
+
+def test_benchmarks_md_reports_the_committed_sweeps():
+    text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text()
+    section = "\n".join(report._section_sweep({"sweep": recipe_check.committed_results()}))
+    assert section.strip() in text, "run `python -m bench.recipe_check splice` (or make bench)"
+
+
+def test_the_committed_cpu_sweep_scores_the_current_reference_model():
+    from lib.course import reference
+
+    runs = recipe_check.committed_results()["cpu"]["runs"]
+    assert [r["reference_key"] for r in runs if r["name"] == "reference"] == [
+        reference.reference_key()], "score it again: python -m bench.recipe_check run reference"
