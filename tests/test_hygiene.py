@@ -156,7 +156,7 @@ IMPORTS_PENDING = {
     "lib/checks/search.py", "lib/checks/teacher_forcing.py", "lib/checks/timelimit.py",
     "lib/course/checkpoint.py", "lib/course/playground.py", "lib/long_inputs.py",
     "lib/widgets/beam.py", "lib/widgets/live.py", "lib/widgets/trace.py",
-    "scripts/reader/site.py",
+    "scripts/reader/site.py", "scripts/playground_site.py", "bench/playground.py",
 }
 
 
