@@ -19,7 +19,8 @@
 #   make chromium   Debian's Chromium and a CJK font for the browser tests, if missing
 #   make reference  the reference model for the current key: cached, downloaded or trained
 #   make train      train the reference model again, whatever is cached
-#   make playground the Playground's model: the reference model exported to ONNX
+#   make playground the Playground's models: the reference model (and the attention chapter's
+#                   copy, when cached) exported to ONNX
 #   make release    the reference checkpoint and its manifest, ready to publish
 #   make notebooks  the reader notebooks for Colab and Jupyter, from the built website
 #   make publish-release, make publish-notebooks
@@ -87,7 +88,9 @@ reference: setup
 # The Playground page's model: the reference model exported to ONNX (int8 weights) with its
 # vocabularies, in _build/playground/<key>/ (lib/course/playground.py). The key hashes the reference
 # model's cache key and the export code, so a changed model is exported again; when nothing
-# changed this only checks the key.
+# changed this only checks the key. The attention chapter's fine-tuned copy goes into <key>/attention/
+# when its weights are cached; this target never trains it (the chapters run after it, so a cold
+# build exports it at the end of the site build: scripts/playground_site.py).
 playground: setup reference
 	$(PY) -m lib.course.playground --out _build/playground
 

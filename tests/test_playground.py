@@ -25,7 +25,7 @@ from conftest import ROOT, SITE, open_page, serve_directory
 
 from lib import search
 from lib.course import playground
-from lib.data import SOS, detokenize, load_corpus, normalize, tokenize
+from lib.data import EOS, SOS, detokenize, load_corpus, normalize, tokenize
 from scripts import playground_site
 
 EXPORTS = ROOT / "_build" / "playground"
@@ -840,8 +840,10 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
     assert _translate(page, sentence, search="greedy") == "done"
     assert page.locator(".s2s-pg-hyps").count() == 0
     _, output, cells = _shown_heatmap(page)
-    greedy_ids = attention_model.tgt_vocab.encode(tokenize(
-        attention_model.translate([sentence])[0]), eos=True)
+    src, lengths = attention_model.prepare([sentence])
+    greedy_ids = search.greedy(attention_model, src, lengths, source_cap=True)[0].tolist()
+    greedy_ids = greedy_ids[:greedy_ids.index(EOS) + 1]  # lib's output up to its <eos>
+    assert output == [attention_model.tgt_vocab.itos[t] for t in greedy_ids]
     np.testing.assert_allclose(cells, _lib_weights(attention_model, sentence, greedy_ids),
                                atol=WEIGHT_TOL)
     page.check("#s2s-playground input[name=model][value=reference]")
