@@ -66,6 +66,11 @@ def row(name: str, times: list[float]) -> str:
             f"   [{ok}]")
 
 
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+
 def main(argv=None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -86,8 +91,7 @@ def main(argv=None) -> None:
         print(f"  attention model export: {model_mb(attention):.2f} MB "
               f"[{'ok' if model_mb(attention) <= TARGET_MB else 'OVER'}]")
     with tempfile.TemporaryDirectory() as tmp:
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=site(Path(tmp)))
-        handler.log_message = lambda *a: None
+        handler = functools.partial(Quiet, directory=site(Path(tmp)))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/book/playground.html"

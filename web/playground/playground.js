@@ -111,7 +111,7 @@
     var entry = MODELS[name];
     if (entry.promise) return entry.promise;
     var dir = BASE + entry.dir;
-    entry.promise = Promise.all([loadRuntime(), manifest || manifestOf(name)]).then(function (res) {
+    entry.promise = Promise.all([loadRuntime(), manifest || entry.manifest || manifestOf(name)]).then(function (res) {
       var v = "?v=" + res[1].key;  // a new export is a new URL: never a stale cached model
       var opts = {executionProviders: ["wasm"], graphOptimizationLevel: "all",
         extra: {session: {disable_quant_qdq: "1"}}};
