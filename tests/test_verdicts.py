@@ -512,6 +512,7 @@ def test_growth_reading_claims_growth_only_when_the_interval_is_above_zero():
     assert v.growth_reading(-3.0, -4.0, -2.5, "x").startswith("x shrinks by 3.0 µs per source "
                                                               "token (95 % interval 2.5 to 4.0)")
     assert "0.33 ms per" in v.growth_reading(0.33, 0.2, 0.5, "y", unit="ms per")
+    assert v.growth_reading(15.2, 14.8, 15.4, "z").endswith("(95 % interval 14.8 to 15.4)")
     with pytest.raises(ValueError, match="must lie in its interval"):
         v.growth_reading(5.0, 6.0, 7.0, "x")
 

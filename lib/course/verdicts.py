@@ -849,9 +849,10 @@ def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weig
 # --- the attention chapter: what a step costs, and where the reversal model looks ---------------
 
 
-def _figure(x: float, signed: bool = False) -> str:
-    """A measured amount with at most about two significant figures: 102, 6.8, 0.33."""
-    digits = 0 if abs(x) >= 10 else 1 if abs(x) >= 1 else 2
+def _figure(x: float, signed: bool = False, extra: int = 0) -> str:
+    """A measured amount with at most about two significant figures: 102, 6.8, 0.33 (`extra`
+    more decimals where two numbers would otherwise print alike)."""
+    digits = (0 if abs(x) >= 10 else 1 if abs(x) >= 1 else 2) + extra
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
@@ -863,8 +864,9 @@ def growth_reading(slope: float, low: float, high: float, what: str,
         raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
     interval = f"{100 * level:.0f} % interval"
     if low > 0:
-        return (f"{what} grows by {_figure(slope)} {unit} ({interval} {_figure(low)} to "
-                f"{_figure(high)})")
+        extra = 1 if _figure(low) == _figure(high) else 0
+        return (f"{what} grows by {_figure(slope)} {unit} ({interval} {_figure(low, extra=extra)}"
+                f" to {_figure(high, extra=extra)})")
     if high < 0:
         return (f"{what} shrinks by {_figure(-slope)} {unit} ({interval} {_figure(-high)} to "
                 f"{_figure(-low)})")
