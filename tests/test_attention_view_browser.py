@@ -266,3 +266,47 @@ def test_inserted_as_inert_markup_it_starts_once_and_saves_itself(browser, site,
         check_clean(problems)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_inside_a_page_of_the_website(browser, site_dir, view, axe_source, tmp_path,  # noqa: F811
+                                      scheme):
+    """In the built site's page (its theme's CSS and scripts), as the chapter shows it: it
+    starts, keeps to the content column, steps, and axe-core finds nothing serious."""
+    template = (site_dir / "book" / "intro.html").read_text(encoding="utf-8")
+    for entry in site_dir.iterdir():  # the site's assets beside our own page
+        if entry.name != "book":
+            (tmp_path / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    (tmp_path / "book").mkdir()
+    marker = '<article class="bd-article"'
+    start = template.index(marker)
+    end = template.index(">", start) + 1
+    (tmp_path / "book" / "attention-view.html").write_text(
+        template[:end] + view.to_html() + template[end:], encoding="utf-8")
+    server, url = serve_directory(tmp_path)
+    try:
+        page, context, problems = visit(browser, url + "book/attention-view.html")
+        try:
+            page.wait_for_selector(".s2sw-attention[data-ready]")
+            set_scheme(page, scheme)
+            width = page.evaluate("() => document.querySelector('.s2sw').offsetWidth")
+            assert 400 <= width <= 720
+            page.click("[data-go=first]")
+            assert current(page) == 1
+            # the view's own nodes only: the theme's are test_accessibility's, on the site
+            # as it was built (a11y.js mends them)
+            page.add_script_tag(content=axe_source)
+            result = page.evaluate("() => axe.run('.s2sw-attention', "
+                                   "{resultTypes: ['violations']})")
+            found = [(v["id"], n["target"]) for v in result["violations"] for n in v["nodes"]
+                     if n.get("impact") in ("serious", "critical")]
+            assert not found, found
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.locator(".s2sw-attention").screenshot(
+                path=str(SHOTS / f"site-attention-{scheme}.png"))
+            check_clean(problems)
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
