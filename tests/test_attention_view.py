@@ -9,6 +9,7 @@ a hand-written vocabulary (no corpus needed); its attention is made peaky, so ro
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -16,12 +17,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ipywidgets
 import pytest
 import torch
 from test_widgets import FORBIDDEN, make_model, markup, noscript
 
 from lib.attention import attention_weights
 from lib.data import EOS, SOS, detokenize
+from lib.long_inputs import copy_of
 from lib.search import SOURCE_CAP, log_probs
 from lib.widgets import (
     AttentionTrace,
@@ -40,8 +43,6 @@ SENTENCE = "She is reading a book."
 
 def make_attention_model(seed: int = 0, max_tgt_len: int = 9, sharpen: float = 30.0):
     """test_widgets' tiny model with additive attention; v scaled so the weights are peaky."""
-    from lib.long_inputs import copy_of
-
     model = copy_of(make_model(seed=seed, max_tgt_len=max_tgt_len), attention=True,
                     max_len=max_tgt_len, seed=seed)
     with torch.no_grad():
@@ -175,8 +176,6 @@ def test_the_view_is_self_contained_and_says_its_result_without_javascript(model
 
 
 def test_live_attention_redraws_for_a_typed_sentence(model):
-    import ipywidgets
-
     box = live_attention(model, "I am cold.")
     live = box.live
     assert isinstance(box, ipywidgets.VBox) and isinstance(live.area, ipywidgets.HTML)
@@ -211,8 +210,6 @@ def test_live_attention_on_ipywidgets_7():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU here")
 def test_the_view_of_a_model_on_the_gpu_is_the_cpus(model):
     """The model decodes on its own device; only the numbers come back to the CPU."""
-    import copy
-
     on_gpu = copy.deepcopy(model).to("cuda")
     cpu, gpu = capture_attention(model, SENTENCE), capture_attention(on_gpu, SENTENCE)
     assert gpu.output == cpu.output
