@@ -142,3 +142,27 @@ class LSTMStateCell(nn.Module):
         h, c = state.chunk(2, dim=1)  # each (B, H)
         h, c = self.lstm(x, (h.contiguous(), c.contiguous()))
         return torch.cat([h, c], dim=1)  # (B, 2H)
+
+
+def lstm_state_factors(cell: LSTMStateCell, x: torch.Tensor) -> tuple[float, float]:
+    """(||∂h_T/∂h_0||, ||∂c_T/∂c_0||), spectral norms, for an LSTM run over x (T, I) from zero.
+
+    The joint factor ||∂[h;c]_T/∂[h;c]_0|| mixes a bounded output h with an unbounded cell c;
+    the h block compares like for like with a GRU's ||∂h_T/∂h_0||, the c block is the memory path.
+    """
+    if not isinstance(cell, LSTMStateCell):
+        raise TypeError(f"expected an LSTMStateCell, got {type(cell).__name__}")
+    if x.dim() != 2 or x.size(1) != cell.lstm.input_size:
+        raise ValueError(f"x should have shape (T, I) = (T, {cell.lstm.input_size}), got "
+                         f"{tuple(x.shape)}")
+    H = cell.lstm.hidden_size
+
+    def unroll(state: torch.Tensor) -> torch.Tensor:  # [h_0; c_0] (2H,) -> [h_T; c_T] (2H,)
+        s = state[None]  # (1, 2H)
+        for x_t in x:  # x_t (I,)
+            s = cell(x_t[None], s)
+        return s[0]
+
+    jac = torch.autograd.functional.jacobian(unroll, torch.zeros(2 * H, dtype=x.dtype))  # (2H, 2H)
+    return (float(torch.linalg.matrix_norm(jac[:H, :H], ord=2)),
+            float(torch.linalg.matrix_norm(jac[H:, H:], ord=2)))

@@ -9,7 +9,13 @@ import torch
 from torch import nn
 
 from lib import gradient_flow
-from lib.encoder import LSTMStateCell, linear_probe, paired_interval, pool_states
+from lib.encoder import (
+    LSTMStateCell,
+    linear_probe,
+    lstm_state_factors,
+    paired_interval,
+    pool_states,
+)
 
 torch.set_num_threads(1)
 
@@ -102,3 +108,36 @@ def test_lstm_state_cell_gradient_norm_equals_autograd_jacobian():
     norms = gradient_flow.gradient_norms(cell, x)  # (T + 1,)
     assert torch.isclose(norms[0], torch.linalg.matrix_norm(jac, ord=2), rtol=1e-4)
     assert torch.isclose(norms[-1], torch.tensor(1.0))
+
+
+def test_lstm_state_factors_by_hand_without_recurrent_weights():
+    # With W_hh = 0 the gates ignore h: c_T = (prod f_t) c_0 + ..., so ∂c_T/∂c_0 = diag(prod f_t)
+    # and h_0 reaches nothing, ∂h_T/∂h_0 = 0.
+    torch.manual_seed(2)
+    cell = LSTMStateCell(3, 4)
+    with torch.no_grad():
+        cell.lstm.weight_hh.zero_()
+    x = torch.randn(5, 3)  # (T, I)
+    lstm = cell.lstm
+    pre_f = x @ lstm.weight_ih[4:8].T + lstm.bias_ih[4:8] + lstm.bias_hh[4:8]  # (T, H)
+    expected_c = float(torch.sigmoid(pre_f).prod(dim=0).max().detach())
+    g_h, g_c = lstm_state_factors(cell, x)
+    assert g_h == pytest.approx(0.0, abs=1e-12)
+    assert g_c == pytest.approx(expected_c, rel=1e-5)
+
+
+def test_lstm_state_factors_blocks_bounded_by_joint_norm():
+    torch.manual_seed(3)
+    cell = LSTMStateCell(3, 4)
+    x = torch.randn(6, 3)
+    g_h, g_c = lstm_state_factors(cell, x)
+    joint = float(gradient_flow.gradient_norms(cell, x)[0])
+    assert 0 < g_h <= joint * (1 + 1e-5) and 0 < g_c <= joint * (1 + 1e-5)
+
+
+def test_lstm_state_factors_rejects_bad_input():
+    cell = LSTMStateCell(3, 4)
+    with pytest.raises(ValueError, match=r"\(T, I\)"):
+        lstm_state_factors(cell, torch.randn(5, 2))
+    with pytest.raises(TypeError, match="LSTMStateCell"):
+        lstm_state_factors(nn.LSTMCell(3, 4), torch.randn(5, 3))

@@ -553,3 +553,78 @@ def test_anti_diagonal_names_where_the_weight_lies(copied, after, words):
 def test_anti_diagonal_refuses_shares_outside_0_1():
     with pytest.raises(ValueError, match="between 0 and 1"):
         v.anti_diagonal(89.0, 6.0)  # percentages, not shares
+
+
+# --- intro, tensors, encoder (#27 §5 review 2) ------------------------------------------------
+
+
+@pytest.mark.parametrize("norm, word", [
+    (1e-3, "vanishes"), (0.0099, "vanishes"), (0.01, "shrinks but survives"),
+    (0.43, "shrinks but survives"), (0.999, "shrinks but survives"), (1.0, "grows"),
+    (7.0, "grows"), (10.0, "grows"), (10.01, "explodes"), (91.0, "explodes")])
+def test_gradient_trend_never_calls_growth_survival(norm, word):
+    assert v.gradient_trend(norm) == word
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_gradient_trend_rejects_bad_norms(bad):
+    with pytest.raises(ValueError, match="gradient norm"):
+        v.gradient_trend(bad)
+
+
+@pytest.mark.parametrize("a, b, words", [
+    (7.0, 0.43, "is about 20 times larger than the GRU"),
+    (0.64, 0.43, "is about as large as the GRU"),
+    (1.0, 2.9, "is about as large as the GRU"),
+    (4.6e-6, 5.5e-6, "is about as large as the GRU"),
+    (1e-6, 5e-3, "is about 5,000 times smaller than the GRU")])
+def test_factor_against_is_neutral_and_follows_the_ratio(a, b, words):
+    text = v.factor_against(a, b, "the GRU")
+    assert text == words
+    assert "passes" not in text and "better" not in text
+
+
+def test_factor_against_rejects_zero():
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.factor_against(0.0, 1.0, "x")
+
+
+@pytest.mark.parametrize("acc_a, acc_b, lo, hi, start", [
+    (0.998, 1.0, -0.004, 0.0, "A and B are both at the ceiling"),
+    (0.99, 0.995, 0.001, 0.01, "A and B are both at the ceiling"),
+    (0.98, 1.0, -0.03, -0.01, "A scores lower than B"),
+    (0.61, 0.38, 0.18, 0.28, "A scores higher than B"),
+    (0.60, 0.61, -0.02, 0.01, "A and B are not told apart")])
+def test_probe_gap_says_ceiling_only_when_both_are_at_it(acc_a, acc_b, lo, hi, start):
+    assert v.probe_gap(acc_a, acc_b, lo, hi, "A", "B").startswith(start)
+
+
+def test_probe_gap_rejects_percentages():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.probe_gap(99.8, 100.0, 0, 0, "A", "B")
+
+
+@pytest.mark.parametrize("sigma, start", [
+    (0.5, "below 1, so the safe bound above applies"), (0.999, "below 1"),
+    (1.0, "at least 1, so the safe bound above does not apply"), (1.07, "at least 1")])
+def test_stretch_bound_follows_sigma(sigma, start):
+    assert v.stretch_bound(sigma).startswith(start)
+
+
+def test_stretch_bound_rejects_negative():
+    with pytest.raises(ValueError, match="singular value"):
+        v.stretch_bound(-0.1)
+
+
+@pytest.mark.parametrize("before, after, words", [
+    (1.33, 2.87, "more than doubles"), (1.82, 3.63, "grows 2.0-fold"),
+    (1.0, 3.5, "more than triples"), (1.0, 1.5, "grows 1.5-fold"),
+    (1.0, 1.05, "barely changes"), (1.0, 0.95, "barely changes"), (1.0, 0.5, "falls"),
+    (1.0, 2.0, "doubles"), (1.0, 2.01, "more than doubles")])
+def test_growth_words_follow_the_ratio(before, after, words):
+    assert v.growth_words(before, after) == words
+
+
+def test_growth_words_rejects_zero_base():
+    with pytest.raises(ValueError, match="positive"):
+        v.growth_words(0.0, 1.0)

@@ -917,3 +917,72 @@ def anti_diagonal(copied: float, after: float) -> str:
     if copied + after >= 0.5:
         return "spread over the anti-diagonal and the column right of it"
     return "mostly away from the anti-diagonal and the column right of it"
+
+
+# --- intro, tensors, encoder (#27 §5 review 2) ------------------------------------------------
+
+
+def gradient_trend(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> str:
+    """'vanishes', 'shrinks but survives', 'grows' or 'explodes': gradient_fate with the
+    survivors split at 1, so a factor above 1 (growth) is never called survival."""
+    if not (norm >= 0 and math.isfinite(norm)):
+        raise ValueError(f"a gradient norm must be finite and >= 0, got {norm!r}")
+    if norm < vanish:
+        return "vanishes"
+    if norm > explode:
+        return "explodes"
+    return "shrinks but survives" if norm < 1 else "grows"
+
+
+def factor_against(g_a: float, g_b: float, other: str) -> str:
+    """'is about 20 times larger than <other>', 'is about as large as <other>' (within a factor
+    of 3) or '... smaller ...': two gradient factors by size, with no word for which is better
+    (a larger factor can be growth, not survival)."""
+    if not (g_a > 0 and g_b > 0 and math.isfinite(g_a) and math.isfinite(g_b)):
+        raise ValueError(f"gradient factors must be positive and finite, got {g_a!r}, {g_b!r}")
+    ratio = g_a / g_b
+    if ratio >= 3:
+        return f"is {_order(ratio)} larger than {other}"
+    if ratio > 1 / 3:
+        return f"is about as large as {other}"
+    return f"is {_order(1 / ratio)} smaller than {other}"
+
+
+def probe_gap(acc_a: float, acc_b: float, lo: float, hi: float, a: str, b: str,
+              ceiling: float = 0.99) -> str:
+    """A probe comparison that refuses to rank two accuracies both at the ceiling (a handful
+    of sentences would flip it); otherwise the paired interval's verdict."""
+    for name, acc in (("acc_a", acc_a), ("acc_b", acc_b)):
+        if not 0.0 <= acc <= 1.0:
+            raise ValueError(f"{name} must be an accuracy between 0 and 1, got {acc!r}")
+    if acc_a >= ceiling and acc_b >= ceiling:
+        return (f"{a} and {b} are both at the ceiling, so this probe cannot tell them apart")
+    return paired_difference(lo, hi, a, b)
+
+
+def stretch_bound(sigma1: float) -> str:
+    """What the largest singular value of W_hh says about one step: below 1 the safe bound
+    holds (no vector is stretched), from 1 on it does not."""
+    if not (sigma1 >= 0 and math.isfinite(sigma1)):
+        raise ValueError(f"a singular value must be finite and >= 0, got {sigma1!r}")
+    if sigma1 < 1:
+        return "below 1, so the safe bound above applies and no single step stretches a vector"
+    return ("at least 1, so the safe bound above does not apply and one step can stretch some "
+            "vectors")
+
+
+def growth_words(before: float, after: float) -> str:
+    """How a positive rate changed, in words: 'more than doubles', 'more than triples',
+    'grows 1.5-fold', 'barely changes' or 'falls', from after / before."""
+    if not (before > 0 and after >= 0):
+        raise ValueError(f"rates must be positive, got {before!r}, {after!r}")
+    ratio = after / before
+    if ratio >= 3:
+        return "more than triples"
+    if ratio >= 2:
+        return "doubles" if ratio == 2 else "more than doubles"
+    if ratio >= 1.1:
+        return f"grows {ratio:.1f}-fold"
+    if ratio > 1 / 1.1:
+        return "barely changes"
+    return "falls"
