@@ -18,10 +18,12 @@ book/_static/a11y.css and a11y.js, which _config.yml adds to every page.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import ROOT, open_page
 
+from lib.checks.harness import VERDICT_CSS, CheckResult
 from scripts import toc
 
 pytestmark = pytest.mark.browser
@@ -205,10 +207,21 @@ def test_stepper_by_keyboard(browser, widget_site):
         page.keyboard.press(" ")
         assert page.evaluate(shown) == "2"
         assert page.get_attribute("button.s2s-chip[data-step='2']", "aria-pressed") == "true"
+        # on a chip, the arrow keys step (the focus follows), Home and End go to the ends
+        step = "() => document.activeElement.dataset.step"
+        last = page.evaluate("() => String(document.querySelectorAll('.s2s-step').length)")
+        for key, expect in (("ArrowRight", "3"), ("ArrowLeft", "2"), ("ArrowLeft", "1"),
+                            ("ArrowLeft", "1"), ("End", last), ("ArrowRight", last),
+                            ("Home", "1")):
+            page.keyboard.press(key)
+            assert page.evaluate(shown) == expect and page.evaluate(step) == expect, (
+                key, page.evaluate(shown), focused(page))
+            assert page.get_attribute(f"button.s2s-chip[data-step='{expect}']",
+                                      "aria-pressed") == "true"
         # the slider: reached by Tab, moved by the arrow keys
         tab_to(page, "input[data-slider='step']")
         page.keyboard.press("ArrowRight")
-        assert page.evaluate(shown) == "3"
+        assert page.evaluate(shown) == "2"
         page.keyboard.press("Home")
         assert page.evaluate(shown) == "1"
         name = page.evaluate("() => document.activeElement.labels[0].textContent.trim()")
@@ -269,20 +282,27 @@ def test_hidden_tokens_by_keyboard(browser, widget_site):
         context.close()
 
 
+def contrast(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two colours #rgb or #rrggbb."""
+    def lum(h: str) -> float:
+        h = "#" + "".join(x * 2 for x in h[1:]) if len(h) == 4 else h
+        c = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    hi, lo = sorted([lum(a), lum(b)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_matches_wcags_reference_values():
+    assert round(contrast("#000", "#fff"), 1) == 21.0 and contrast("#777", "#777") == 1.0
+    assert round(contrast("#767676", "#ffffff"), 2) == 4.54  # the lightest AA grey on white
+
+
 def test_widget_colours_meet_wcag_aa():
     """The colours the audit flagged, as the views' CSS now sets them (#28 §2)."""
     css = (ROOT / "lib" / "widgets" / "static" / "common.css").read_text(encoding="utf-8")
     light = css.split("}", 1)[0]
     assert "--greedy: #ea580c" not in light and "--good: #16a34a" not in light
-
-    def contrast(a: str, b: str) -> float:
-        def lum(h: str) -> float:
-            h = "#" + "".join(x * 2 for x in h[1:]) if len(h) == 4 else h
-            c = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-            c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
-            return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
-        hi, lo = sorted([lum(a), lum(b)], reverse=True)
-        return (hi + 0.05) / (lo + 0.05)
 
     def var(block: str, name: str) -> str:
         return block.split(f"--{name}:", 1)[1].split(";", 1)[0].strip()
@@ -294,6 +314,67 @@ def test_widget_colours_meet_wcag_aa():
         assert contrast(var(light, name), var(light, "bg")) >= 4.5, name
         assert contrast(var(light, name), var(light, "panel")) >= 4.5, name
         assert contrast(var(dark, name), var(dark, "bg")) >= 4.5, f"{name} (dark)"
+
+
+# ---------------------------------------------------------------------------------------------
+# A checker's verdict: coloured by class, its own background, in every theme
+# ---------------------------------------------------------------------------------------------
+
+VERDICTS = {"ok": CheckResult("Pad", ok=True, messages=["ok: shapes"]),
+            "todo": CheckResult("Pad", ok=False, done=False),
+            "wrong": CheckResult("Pad", ok=False, messages=["pad(x) has shape (2,)"])}
+
+
+def _verdict_colours(state: str, dark: bool) -> tuple[str, str]:
+    """(text, background) that VERDICT_CSS gives a verdict, read from the CSS itself."""
+    rules = dict(re.findall(r"([^{}]+)\{([^{}]*)\}", VERDICT_CSS))
+    selector = next(k for k in rules if (("data-theme=dark" in k) == dark)
+                    and k.endswith(f".s2s-check-{state}"))
+    found = dict(re.findall(r"--s2s-check-(fg|bg):(#[0-9a-f]{6})", rules[selector]))
+    return found["fg"], found["bg"]
+
+
+def test_checker_verdicts_are_coloured_by_class_with_aa_contrast():
+    """No inline colour (the website used to patch it with !important, and a notebook could
+    not): a class per verdict, and its colours reach 4.5:1 on their own background in the light
+    and the dark theme, and on white (the classic Notebook's output background)."""
+    for state, result in VERDICTS.items():
+        markup = result._repr_html_()
+        assert re.search(rf'<pre class="s2s-check s2s-check-{state}">', markup), markup
+        assert "style=" not in markup and "#8a6d00" not in markup
+        for dark in (False, True):
+            fg, bg = _verdict_colours(state, dark)
+            assert contrast(fg, bg) >= 4.5, (state, dark, fg, bg)
+        assert contrast(_verdict_colours(state, False)[0], "#ffffff") >= 4.5, state
+    assert "s2s-check" not in (ROOT / "book" / "_static" / "a11y.css").read_text("utf-8")
+    assert "#8a6d00" not in (ROOT / "book" / "_static" / "a11y.css").read_text("utf-8")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_checker_verdicts_pass_axe_in_both_themes(browser, axe_source, scheme):
+    """The three verdicts on the website's output background (grey, or the dark theme's), in
+    each theme as the site and JupyterLab mark it: axe finds no contrast problem, and each is
+    drawn in its own colours."""
+    grey = {"light": "#f3f4f5", "dark": "#29313d"}[scheme]
+    body = "".join(f'<div class="cell_output" style="background:{grey};padding:8px">'
+                   f"{r._repr_html_()}</div>" for r in VERDICTS.values())
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.set_content(f'<!doctype html><html lang="en" data-theme="{scheme}"><head><title>'
+                         f'Verdicts</title></head><body data-jp-theme-light='
+                         f'"{str(scheme == "light").lower()}"><main>{body}</main></body></html>')
+        found = axe_problems(page, axe_source)
+        shown = page.evaluate("() => [...document.querySelectorAll('pre.s2s-check')].map(p => "
+                              "[getComputedStyle(p).color, getComputedStyle(p).backgroundColor])")
+    finally:
+        context.close()
+    assert not found, "\n  ".join(found)
+
+    def rgb(h: str) -> str:
+        return f"rgb({int(h[1:3], 16)}, {int(h[3:5], 16)}, {int(h[5:7], 16)})"
+    assert shown == [[rgb(c) for c in _verdict_colours(state, scheme == "dark")]
+                     for state in VERDICTS], shown
 
 
 def test_axe_is_vendored_like_the_other_packages():

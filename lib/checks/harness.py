@@ -23,6 +23,24 @@ import torch
 
 from lib.checks import snapshot, timelimit
 
+# A verdict paints its own background, so its colours keep their contrast on any output area
+# (WCAG AA, 4.5:1, tests/test_accessibility.py): light by default (the classic Notebook, Colab),
+# dark on the website's and JupyterLab's dark themes, as the widgets' views do. The symbol and
+# the words say the verdict too, for a reader who does not see the colour.
+VERDICT_CSS = (
+    "pre.s2s-check{white-space:pre-wrap;margin:0;padding:4px 8px;border-radius:4px;"
+    "color:var(--s2s-check-fg);background:var(--s2s-check-bg);border:0}"
+    ".s2s-check-ok{--s2s-check-fg:#166534;--s2s-check-bg:#f0fdf4}"
+    ".s2s-check-todo{--s2s-check-fg:#854d0e;--s2s-check-bg:#fefce8}"
+    ".s2s-check-wrong{--s2s-check-fg:#991b1b;--s2s-check-bg:#fef2f2}"
+    "html[data-theme=dark] .s2s-check-ok,body[data-jp-theme-light=false] .s2s-check-ok"
+    "{--s2s-check-fg:#86efac;--s2s-check-bg:#052e16}"
+    "html[data-theme=dark] .s2s-check-todo,body[data-jp-theme-light=false] .s2s-check-todo"
+    "{--s2s-check-fg:#fde047;--s2s-check-bg:#422006}"
+    "html[data-theme=dark] .s2s-check-wrong,body[data-jp-theme-light=false] .s2s-check-wrong"
+    "{--s2s-check-fg:#fca5a5;--s2s-check-bg:#450a0a}"
+)
+
 
 class Mismatch(AssertionError):
     """Raised inside a checker when the learner's answer differs; the message is shown."""
@@ -47,9 +65,13 @@ class CheckResult:
     def __repr__(self) -> str:
         return str(self)
 
+    @property
+    def state(self) -> str:
+        """"ok", "todo" (a skeleton still) or "wrong": the verdict's CSS class s2s-check-<state>."""
+        return "ok" if self.ok else ("todo" if not self.done else "wrong")
+
     def _repr_html_(self) -> str:
-        colour = "#1b7f3b" if self.ok else ("#8a6d00" if not self.done else "#b3261e")
-        return (f'<pre style="color:{colour};white-space:pre-wrap;margin:0">'
+        return (f'<style>{VERDICT_CSS}</style><pre class="s2s-check s2s-check-{self.state}">'
                 f"{html.escape(str(self))}</pre>")
 
     def __bool__(self) -> bool:

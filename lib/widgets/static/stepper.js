@@ -1,6 +1,6 @@
 /* The decoder step-through: S2S.draw.stepper draws the written tokens as chips and, for every
  * step, the prediction head's top-k next tokens as bars; S2S.views.stepper shows the step that
- * a chip or the slider picks.
+ * a chip or the slider picks (on a chip, the arrow keys, Home and End step too).
  *
  * data (stepper.py's stepper_data):
  *   {sentence, T (steps), start (the step shown first),
@@ -107,6 +107,22 @@
     sl.addEventListener("input", function () { show(+sl.value); });
     qa(".s2s-chip[data-step]").forEach(function (c) {
       c.addEventListener("click", function () { show(+c.getAttribute("data-step")); });
+    });
+    // On a chip, the arrow keys step as the slider's do (left/up back, right/down on, Home and
+    // End the ends), and the focus follows to the chip of the step shown.
+    var KEYS = {ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1};
+    q(".s2s-chips").addEventListener("keydown", function (e) {
+      var chip = e.target.closest(".s2s-chip[data-step]");
+      if (!chip || e.altKey || e.ctrlKey || e.metaKey) return;
+      var t = +chip.getAttribute("data-step");
+      if (e.key in KEYS) t += KEYS[e.key];
+      else if (e.key === "Home") t = 1;
+      else if (e.key === "End") t = data.T;
+      else return;
+      e.preventDefault();
+      t = Math.max(1, Math.min(data.T, t));
+      show(t);
+      q(".s2s-chip[data-step=\"" + t + "\"]").focus();
     });
     show(data.start);
   };
