@@ -6,8 +6,9 @@ Each is run with the front end's own "Run All", and the test reads the rendered 
 
 - no MyST syntax is left in the text (glue roles, directives, `:label:` lines...);
 - the maths is typeset and MathJax reports no error;
-- every solution is a collapsed <details> block whose summary shows the disclosure triangle,
-  and the first one opens on a click;
+- every solution is a collapsed <details> block whose summary shows one disclosure triangle
+  (the classic Notebook's drawn by the notebook's own icon), and the first one opens on a click;
+- every figure is embedded and drawn, with the network cut off (no website needed);
 - every view ran its script, and every live view shows its ipywidgets controls and the view's
   own (step slider, toggles, Save buttons), from its first render;
 - typing a new sentence and changing the beam size redraw the live view.
@@ -30,7 +31,7 @@ import pytest
 from conftest import ROOT, open_page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from scripts import colab_setup, frontend_env, reader
+from scripts import frontend_env, reader
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -106,11 +107,19 @@ PAGE_STATE = """(sel) => {
         mathErrors: [...document.querySelectorAll('%s')].map(e => e.textContent),
         details: details.map(d => {
             const s = d.querySelector('summary'), css = s && getComputedStyle(s);
+            // the disclosure triangle that says "click me": the summary's own list-item marker,
+            // or the icon the reader notebook adds for the classic Notebook (drawn there only)
+            const icon = s && s.querySelector('.ui-icon');
+            const drawn = !!icon && icon.getBoundingClientRect().width > 0 &&
+                getComputedStyle(icon).backgroundImage !== 'none';
             return {open: d.open, summary: s ? s.innerText : null,
-                    // the disclosure triangle that says "click me" (a list-item marker)
-                    marker: !!css && css.display === 'list-item' && css.listStyleType !== 'none',
+                    native: !!css && css.display === 'list-item' && css.listStyleType !== 'none',
+                    icon: drawn,
                     shown: [...d.children].filter(c => c.tagName !== 'SUMMARY').some(visible)};
         }),
+        // every figure is embedded in the notebook and drawn (no file, no website needed)
+        images: md.flatMap(m => [...m.querySelectorAll('img')]).map(i => ({
+            src: i.getAttribute('src').slice(0, 40), drawn: i.complete && i.naturalWidth > 0})),
         views: [...document.querySelectorAll('.s2sw')].map(v => ({
             kind: v.className, ready: v.getAttribute('data-ready') === '1',
             live: !!v.closest('.widget-vbox')})),
@@ -309,9 +318,15 @@ def check_page(nb: Notebook) -> dict:
     for d in state["details"]:
         assert not d["open"] and not d["shown"], f"{where}: a solution is open: {d}"
         assert d["summary"], f"{where}: a <details> block without its summary line"
-        assert d["marker"] or re.search(r"click|▶|►", d["summary"], re.I), (
-            f"{where}: the summary {d['summary']!r} shows no disclosure triangle, so nothing "
-            "says it opens (the classic Notebook styles <summary> display: block)")
+        assert d["native"] != d["icon"], (
+            f"{where}: the summary {d['summary']!r} shows "
+            f"{'two disclosure triangles' if d['native'] else 'no disclosure triangle'} "
+            "(the classic Notebook styles <summary> display: block; the reader notebook's "
+            "jQuery UI icon draws one there)")
+    assert state["images"], f"{where}: no figure"
+    for image in state["images"]:
+        assert image["src"].startswith("data:image/") and image["drawn"], (
+            f"{where}: a figure is not embedded and drawn: {image}")
     not_started = [v["kind"] for v in state["views"] if not v["ready"]]
     assert state["views"] and not not_started, f"{where}: views whose script did not run: " \
                                                f"{not_started}"
@@ -369,10 +384,8 @@ def exercise(nb: Notebook) -> dict[str, float]:
 
 
 def open_notebook(browser, server, kind: str, name: str):
-    # the figures of a reader notebook are the website's copies: served from the build
-    website = colab_setup.website_url()
-    page, context, problems = open_page(browser, server.url(f"{name}.ipynb"),
-                                        mirror=(website, ROOT / "_build" / "html"))
+    # offline: the figures are in the notebook, so a request to the website is an error
+    page, context, problems = open_page(browser, server.url(f"{name}.ipynb"))
     context.set_default_timeout(30_000)
     page.set_viewport_size({"width": 1280, "height": 1400})  # a live view fits in a shot
     nb = Notebook(kind, page, name)

@@ -201,6 +201,65 @@ def test_strip_glue_refuses_glue_it_cannot_remove():
         rn.strip_glue("glue(\n", "book/ch, code cell 4")
 
 
+# --- figures ----------------------------------------------------------------------------------
+
+# A figure whose pixels are known without any renderer: 30 x 20 CSS pixels, the left third red,
+# the rest blue.
+TWO_COLOURS = ('<svg xmlns="http://www.w3.org/2000/svg" width="30" height="20">'
+               '<rect width="30" height="20" fill="#0000ff"/><rect width="10" height="20" '
+               'fill="#ff0000"/></svg>')
+FIGURE = (":::{figure} figures/two.svg\n:name: fig-two\n:alt: A red third, then blue\n\n"
+          "Two colours, see {numref}`ch-ex-1`.\n:::")
+
+
+def _png_of(markdown: str):
+    """The images a Markdown text embeds, decoded: [(mime, PIL image, <img> attributes)]."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    found = []
+    for m in re.finditer(r'<img src="data:(?P<mime>[\w/+]+);base64,(?P<data>[^"]+)"'
+                         r'(?P<attrs>[^>]*)>', markdown):
+        image = Image.open(io.BytesIO(base64.b64decode(m["data"], validate=True)))
+        found.append((m["mime"], image.convert("RGB"), m["attrs"]))
+    return found
+
+
+@pytest.fixture
+def figure_site(site, tmp_path):
+    (tmp_path / "html" / "_images").mkdir(parents=True)
+    (tmp_path / "html" / "_images" / "two.svg").write_text(TWO_COLOURS, encoding="utf-8")
+    site.build = tmp_path
+    site.figures = {"book/ch": [{"id": "fig-two", "src": "_images/two.svg", "number": "Fig. 2"}]}
+    return site
+
+
+def test_a_figure_is_embedded_not_linked(figure_site):
+    """Offline, or before the website is deployed, a link to the website's copy showed a broken
+    image: the notebook carries the figure itself, as a PNG every front end shows (Colab shows
+    no SVG data: URI and no attachment), drawn at twice its size and shown at its own."""
+    out = rn.Converter(figure_site, "book/ch").convert(FIGURE)
+    assert "http" not in out.split("\n\n")[0] and WEB not in out.split("\n\n")[0]
+    (mime, image, attrs), = _png_of(out)
+    assert mime == "image/png" and image.size == (60, 40)
+    assert 'alt="A red third, then blue"' in attrs and 'width="30"' in attrs
+    assert image.getpixel((5, 20)) == (255, 0, 0) and image.getpixel((40, 20)) == (0, 0, 255)
+    assert out.split("\n\n")[1] == (f"**Fig. 2** Two colours, see [Exercise 3]"
+                                      f"({WEB}book/ch.html#ch-ex-1).")
+
+
+def test_a_figure_without_its_image_in_the_build_is_a_clear_error(figure_site):
+    (figure_site.build / "html" / "_images" / "two.svg").unlink()
+    with pytest.raises(rn.ReaderNotebookError,
+                       match=r"^book/ch: the figure's image .*two\.svg is missing"):
+        rn.Converter(figure_site, "book/ch").convert(FIGURE)
+    (figure_site.build / "html" / "_images" / "two.svg").write_text("<svg", encoding="utf-8")
+    with pytest.raises(rn.ReaderNotebookError, match=r"^book/ch: cannot draw the figure"):
+        rn.Converter(figure_site, "book/ch").convert(FIGURE)
+
+
 # --- whole notebooks ----------------------------------------------------------------------------
 
 
@@ -247,7 +306,8 @@ def test_a_chapter_becomes_its_reader_notebook(site):
         ("code", "table = [[1, 2]]\ntable",
          {"jupyter": {"source_hidden": True}, "cellView": "form"}),
         ("markdown", "## Solutions", {}),
-        ("markdown", "<details>\n<summary><b>Solution to Exercise 3</b> (Pad a batch) "
+        ("markdown", "<details>\n<summary><span class=\"ui-icon ui-icon-triangle-1-e\"></span>"
+                     "<b>Solution to Exercise 3</b> (Pad a batch) "
                      "<i>(click to show)</i></summary>"
                      "\n\n```python\ndef pad(xs):\n    return xs\n\n\ncheck(pad)\n```\n\n"
                      "It pads 1234 items.\n\n</details>", {}),
@@ -258,6 +318,22 @@ def test_a_chapter_becomes_its_reader_notebook(site):
         f"cell-{i:03d}" for i in range(2, 7)]
     assert nb.metadata["kernelspec"]["name"] == "python3"
     nbformat.validate(nb)
+
+
+CLASSIC_MARKER = '<span class="ui-icon ui-icon-triangle-1-e"></span>'
+
+
+def test_every_summary_carries_the_classic_notebooks_triangle(site, conv):
+    """The classic Notebook shows <summary> as a block, without its disclosure triangle, and
+    strips style; the jQuery UI icon it ships draws one (tests/test_frontends.py checks that
+    each front end then shows exactly one marker). Solutions and dropdowns alike."""
+    nb = rn.reader_notebook(_small_chapter(), site, "book/ch")
+    summaries = re.findall(r"<summary>(.*?)</summary>", "\n".join(
+        c.source for c in nb.cells if c.cell_type == "markdown"))
+    dropdown = re.findall(r"<summary>(.*?)</summary>",
+                          conv.convert("```{dropdown} More\nText.\n```"))
+    assert len(summaries) == 1 and len(dropdown) == 1
+    assert all(s.startswith(CLASSIC_MARKER) for s in summaries + dropdown), summaries + dropdown
 
 
 def test_a_reader_only_cell_is_kept_although_the_website_removes_it(site):
@@ -444,7 +520,8 @@ def test_solutions_are_collapsed_and_never_run(built):
         blocks = [md for md in _markdown(nb) if md.startswith("<details>")]
         assert len(blocks) == len(labels) >= 2, (page, len(blocks), labels)
         for block in blocks:
-            assert block.endswith("</details>") and "<summary><b>Solution to Exercise" in block
+            assert block.endswith("</details>") and (
+                f"<summary>{CLASSIC_MARKER}<b>Solution to Exercise" in block)
             assert "</summary>\n\n" in block, "Markdown inside <details> needs the blank line"
         # Every code cell of a solution is inside a <details> block, and in no code cell.
         inside, code_cells = False, {c.source for c in nb.cells if c.cell_type == "code"}
@@ -475,6 +552,26 @@ def test_code_cells_are_clean_and_the_setup_cell_comes_first(built):
             assert not re.search(r"\bglue\b", cell.source), (page, cell.source[:200])
             assert "remove-cell" not in cell.metadata.get("tags", []), page
         assert "widgets" not in nb.metadata
+
+
+def test_figures_are_in_the_notebook_not_on_the_website(built, site_dir):
+    """No reader notebook shows an image from the web (the website's or any other); each
+    figure of the page is there as a PNG of the website's SVG, twice its width and height."""
+    site, notebooks = built
+    assert sum(len(figures) for figures in site.figures.values()) >= 8
+    for page, (_, nb) in notebooks.items():
+        text = "\n".join(_markdown(nb))
+        remote = re.findall(r'<img\b[^>]*\bsrc="(?!data:)[^"]*"|!\[[^\]]*\]\((?!data:)[^)]*\)',
+                            text)
+        assert not remote, f"{page}: images not embedded: {[r[:120] for r in remote]}"
+        embedded = _png_of(text)
+        assert len(embedded) == len(site.figures.get(page, [])), page
+        for figure, (mime, image, _) in zip(site.figures.get(page, []), embedded):
+            svg = (site_dir / figure["src"]).read_text(encoding="utf-8")
+            width, height = (float(re.search(rf'<svg\b[^>]*\b{a}="([\d.]+)"', svg)[1])
+                             for a in ("width", "height"))
+            assert mime == "image/png" and image.size == (2 * width, 2 * height), (page, figure)
+            assert len(set(image.resize((64, 32)).getdata())) > 8, f"{page}: a blank figure"
 
 
 def test_cli_writes_one_flat_notebook_per_chapter(built, site_dir, tmp_path):

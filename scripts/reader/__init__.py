@@ -15,16 +15,17 @@ glued values belong together) and the website:
 - admonitions become quoted blocks with a bold title, exercises numbered headings
   ("Exercise 3: ..."), `{math}` and labelled `$$` blocks plain `$$` math with the website's
   number as `\\tag`, and a `\\tag` inside `aligned`/`split` (a MathJax error) moves outside it;
-- a `{figure}` becomes an `<img>` of the website's copy of the image (the built page says
-  where Sphinx put it, e.g. `_images/encoder_grid.svg`), with the figure's alt text, and its
-  caption with the website's number below. A link, not an embedded copy: Colab shows no SVG
-  given as a data: URI and no cell attachment (googlecolab/colabtools#2092, #3836), and the
-  notebook is opened there without the files beside it; JupyterLab and the classic Notebook
-  show the same link;
+- a `{figure}` becomes an `<img>` embedding the build's copy of the image (the built page says
+  where Sphinx put it, e.g. `_images/encoder_grid.svg`) as a data: URI, with the figure's alt
+  text, and its caption with the website's number below: the notebook is whole on its own,
+  offline or before the website is deployed. An SVG is drawn into a PNG first (`images`): Colab
+  shows no SVG given as a data: URI and no cell attachment (googlecolab/colabtools#2092, #3836);
 - each solution (code and text) becomes one Markdown cell holding a `<details>` block: it is
   collapsed in Colab, JupyterLab and the classic Notebook, and no front end runs Markdown, so
-  Run All never runs a solution. (A Colab form cell, `cellView: form`, only hides code: Colab
-  still runs it with Run All, and JupyterLab ignores that metadata and shows it.)
+  Run All never runs a solution. Its summary starts with an icon only the classic Notebook
+  draws (`myst.CLASSIC_MARKER`), the disclosure triangle its CSS hides. (A Colab form cell,
+  `cellView: form`, only hides code: Colab still runs it with Run All, and JupyterLab ignores
+  that metadata and shows it.)
 - code cells keep their code and lose their outputs; `glue(...)` statements, which only feed
   the website's text, are removed (the `glue` import, and the computations that only fed them,
   with them); cells tagged `remove-cell` are website machinery and are left out (an error if a
@@ -37,9 +38,10 @@ The website's address is `lib/course/links.py`'s `website()` of the repository U
 input gives the same bytes.
 
 Its steps, one module each: `site` reads what the build knows, `myst` splits MyST Markdown into
-blocks, `convert` turns a chapter's Markdown into CommonMark, `names` and `glue` take the glue()
-calls out of the code, `notebook` assembles one chapter, `book` writes them all. The command
-line is `python -m scripts.reader_notebooks` (`make notebooks`).
+blocks, `convert` turns a chapter's Markdown into CommonMark (`images` embeds the figures),
+`names` and `glue` take the glue() calls out of the code, `notebook` assembles one chapter,
+`book` writes them all. The command line is `python -m scripts.reader_notebooks`
+(`make notebooks`).
 """
 
 from scripts.reader.book import executed_chapter, render_all, write_notebooks

@@ -10,6 +10,7 @@ import re
 
 from myst_nb.core.variables import format_plain_text
 
+from scripts.reader import images
 from scripts.reader.errors import ReaderNotebookError
 from scripts.reader.myst import (
     HEADING,
@@ -290,8 +291,9 @@ class Converter:
         self.fail(f"the directive {{{name}}} has no reader-notebook form")
 
     def figure(self, block: Block) -> str:
-        """The website's copy of the image (an <img> with the figure's alt text), then the
-        caption with the website's figure number."""
+        """The website's copy of the image embedded in the notebook (an <img> of a data: URI,
+        see `images`, with the figure's alt text), then the caption with the website's figure
+        number."""
         name, alt = block.options.get("name", ""), block.options.get("alt", "").strip()
         if not alt:
             self.fail(f"the figure {block.arg!r} has no :alt: text")
@@ -302,8 +304,14 @@ class Converter:
         if built is None:
             self.fail(f"the figure {name!r} is not on the built page (build the website before "
                       "`make notebooks`)")
-        image = (f'<img src="{html.escape(self.site.website + built["src"])}" '
-                 f'alt="{html.escape(alt)}" />')
+        if self.site.build is None:
+            self.fail(f"the figure {name!r} needs the build's copy of its image (no build given)")
+        try:
+            mime, data, width = images.embedded(self.site.build / "html" / built["src"])
+        except ReaderNotebookError as error:
+            self.fail(str(error))
+        size = f' width="{width}"' if width else ""
+        image = f'<img src="data:{mime};base64,{data}" alt="{html.escape(alt)}"{size} />'
         caption = self.convert("\n".join(block.lines)).strip()
         if built["number"]:
             caption = f"**{built['number']}** {caption}".strip()
@@ -317,8 +325,7 @@ class Converter:
 
     def solution_summary(self, label: str) -> str:
         """The <summary> of a solution: "Solution to Exercise 2 (its title) (click to show)", as
-        HTML. The words say that it opens: the classic Notebook styles <summary> as a block,
-        which hides the disclosure triangle."""
+        HTML; the words say that it opens, as the triangle does (see `myst.details`)."""
         if label not in self.site.numbers and label not in self.exercises:
             self.fail(f"a solution names the exercise {label!r}, which this page does not have")
         number = self.site.numbers.get(label, (None, "the exercise"))[1]

@@ -157,7 +157,16 @@ def quote(markdown: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in markdown.split("\n"))
 
 
+# The classic Notebook styles <summary> `display: block` (normalize.css), which hides the
+# disclosure triangle, and its sanitizer drops any style; its own jQuery UI theme draws this
+# icon, a right-pointing triangle, where no other front end has that theme and the empty
+# <span> shows nothing beside their own triangle (and says nothing to a screen reader).
+CLASSIC_MARKER = '<span class="ui-icon ui-icon-triangle-1-e"></span>'
+
+
 def details(summary_html: str, markdown: str) -> str:
-    """A collapsed block. The blank line after </summary> makes Colab and JupyterLab read the
-    inside as Markdown (code, maths), not as raw HTML."""
-    return f"<details>\n<summary>{summary_html}</summary>\n\n{markdown.strip()}\n\n</details>"
+    """A collapsed block, its summary led by the classic Notebook's ▶ (`CLASSIC_MARKER`). The
+    blank line after </summary> makes Colab and JupyterLab read the inside as Markdown (code,
+    maths), not as raw HTML."""
+    return (f"<details>\n<summary>{CLASSIC_MARKER}{summary_html}</summary>\n\n"
+            f"{markdown.strip()}\n\n</details>")
