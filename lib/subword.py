@@ -133,3 +133,17 @@ class BPE:
         if current:
             raise ValueError(f"the pieces end inside a word: {current!r} has no {END}")
         return words
+
+
+def piece_vocabulary(words: Iterable[str], merges: Iterable[tuple[str, str]]) -> set[str]:
+    """The standard BPE vocabulary: every character of the training words, both inside a word
+    and word-final ("c" and "c</w>"), plus the result of every merge.
+
+    Any segmentation is made of these (its pieces are characters or merge results), so a new
+    word has an unknown piece only where it has a character never seen in training. Taking
+    instead the pieces that occur in the segmented training words misses merge results that
+    every training word went on merging into something longer.
+    """
+    chars = {ch for word in words for ch in word}
+    return ({*chars, *(ch + END for ch in chars)}
+            | {left + right for left, right in merges})

@@ -7,7 +7,7 @@ import torch
 from conftest import assert_rejects, skeleton
 
 from lib.checks import encoder as checks
-from lib.gru import gru_step
+from lib.gru import GRUCell, gradient_norms_through_time, gru_step
 
 torch.set_num_threads(1)
 
@@ -374,3 +374,69 @@ def test_bidirectional_context_rejects_a_shape_and_an_unknown_mistake():
 
 def test_bidirectional_context_skeleton_not_done():
     assert not checks.check_bidirectional_context(skeleton).done
+
+
+# --- smallest_open_bias ---------------------------------------------------------------------
+
+
+def _opened(cell, bias, rows):
+    out = GRUCell(cell.input_size, cell.hidden_size)
+    out.load_state_dict(cell.state_dict())
+    with torch.no_grad():
+        out.bias_hh[rows] += bias
+    return out
+
+
+def _open_bias(first_step=True, rows_of=lambda H: slice(H, 2 * H), smallest=True):
+    """An independent solution, or a wrong one: the last step's factor, other rows, largest."""
+    def fn(cell, x, biases, share):
+        H = cell.hidden_size
+        found = None
+        for b in biases:
+            norms = gradient_norms_through_time(_opened(cell, b, rows_of(H)), x)  # (T + 1,)
+            if float(norms[0 if first_step else -1]) >= share:
+                found = b
+                if smallest:
+                    break
+        return found
+    return fn
+
+
+def test_open_bias_accepts_an_independent_solution():
+    r = checks.check_open_bias(_open_bias())
+    assert r.ok and r.done, str(r)
+    assert "None" in str(r)  # the case where no bias is enough
+
+
+def test_open_bias_names_each_slip():
+    assert_rejects(checks.check_open_bias(_open_bias(first_step=False)), "norms[0]",
+                   "always 1")
+    assert_rejects(checks.check_open_bias(_open_bias(rows_of=lambda H: slice(0, H))),
+                   "reset gate", "rows are H:2H")
+    assert_rejects(checks.check_open_bias(_open_bias(smallest=False)), "largest bias",
+                   "smallest")
+
+
+def test_open_bias_names_cumulative_biases_and_in_place_edits():
+    def cumulative(cell, x, biases, share):
+        H, c = cell.hidden_size, _opened(cell, 0.0, slice(0, 0))
+        for b in biases:
+            with torch.no_grad():
+                c.bias_hh[H:2 * H] += b  # on top of the previous bias
+            if float(gradient_norms_through_time(c, x)[0]) >= share:
+                return b
+        return None
+
+    def in_place(cell, x, biases, share):
+        with torch.no_grad():
+            cell.bias_hh += 1.0
+        return biases[0]
+
+    assert_rejects(checks.check_open_bias(cumulative), "add up", "fresh copy")
+    assert_rejects(checks.check_open_bias(in_place), "in place")
+    assert_rejects(checks.check_open_bias(lambda c, x, b, s: 0.5), "not one of the biases")
+
+
+def test_open_bias_skeleton_not_done():
+    r = checks.check_open_bias(skeleton)
+    assert not r.done and not r.ok

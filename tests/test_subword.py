@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from lib.subword import BPE, END, learn_bpe
+from lib.subword import BPE, END, learn_bpe, piece_vocabulary
 
 # Sennrich et al.'s toy corpus. Worked by hand, ties going to the pair that sorts first:
 # (e,s) 9 and (s,t</w>) 9 tie -> e s; then es t</w> 9; l o 7; then (e,w) (n,e) (w,est</w>) tie
@@ -89,3 +89,24 @@ def test_bad_input_is_named():
         BPE([]).segment("")
     with pytest.raises(ValueError, match="end inside a word"):
         BPE.decode(["lo", "w"])
+
+
+def test_piece_vocabulary_by_hand_on_the_toy():
+    chars = set("lowernstid")
+    expected = chars | {c + END for c in chars} | {"es", "est" + END, "lo", "ew", "ewest" + END,
+                                                  "newest" + END, "low" + END, "dest" + END}
+    assert piece_vocabulary(TOY, TOY_MERGES) == expected
+
+
+def test_piece_vocabulary_covers_every_new_word_of_seen_characters():
+    # "lowe" ends in e</w>, never word-final in training, and "ewer" needs the merge result
+    # "ew", which no segmented training word keeps: both are in the standard vocabulary.
+    bpe = BPE(TOY_MERGES)
+    vocab = piece_vocabulary(TOY, TOY_MERGES)
+    segmented_training = {p for w in TOY for p in bpe.segment(w)}
+    for word in ["lowe", "ewer", "ton", "sewer", "e"]:
+        assert set(bpe.segment(word)) <= vocab, word
+    assert bpe.segment("ewer") == ("ew", "e", "r" + END)
+    assert "ew" in vocab and "ew" not in segmented_training
+    assert "q" + END not in vocab  # an unseen character stays unknown
+    assert not set(bpe.segment("toq")) <= vocab

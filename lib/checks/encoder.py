@@ -10,6 +10,8 @@
     check_bidirectional_context(fn)    a bidirectional GRU's sentence summary from its padded
                                        output states: forward at the last real token, backward
                                        at the first, against nn.GRU's h_n over a packed batch
+    check_open_bias(fn)                the smallest update-gate bias that lets a given share
+                                       of the gradient reach the first step (copy, don't edit)
 
 When a GRU step is wrong in a common way (gates swapped, update gate reversed, reset gate
 outside its bias...), the checker recognises the mistake by computing it too, and names it.
@@ -22,7 +24,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
-from lib.gru import GRU, to_torch
+from lib.gru import GRU, GRUCell, gradient_norms_through_time, to_torch
 
 # ---------------------------------------------------------------------------------------------
 # gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh) -> h'
@@ -383,4 +385,84 @@ def check_bidirectional_context(fn) -> CheckResult:
             lambda: _bidirectional_case(fn, [4, 2, 5], 3, 1, 0),
             lambda: _bidirectional_case(fn, [1, 3], 4, 2, 1),
             lambda: _bidirectional_case(fn, [3, 3, 3], 2, 1, 2),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# smallest_open_bias(cell, x, biases, share) -> the smallest bias that lets `share` through
+# ---------------------------------------------------------------------------------------------
+
+
+def _with_bias(cell: GRUCell, bias: float, rows: slice) -> GRUCell:
+    """A copy of `cell` with `bias` added to bias_hh[rows] (the update gate: rows H:2H)."""
+    out = GRUCell(cell.input_size, cell.hidden_size)
+    with torch.no_grad():
+        out.load_state_dict(cell.state_dict())
+        out.bias_hh[rows] += bias
+    return out
+
+
+def _first_reaching(reach: list[float], biases: list[float], share: float):
+    return next((b for b, g in zip(biases, reach) if g >= share), None)
+
+
+def _open_bias_case(fn, D: int, H: int, T: int, biases: list[float], share: float,
+                    seed: int) -> str:
+    torch.manual_seed(seed)
+    cell = GRUCell(D, H)
+    x = torch.randn(T, D)  # (T, D)
+    before = {k: v.clone() for k, v in cell.state_dict().items()}
+    z_rows = slice(H, 2 * H)
+    reach = [float(gradient_norms_through_time(_with_bias(cell, b, z_rows), x)[0])
+             for b in biases]
+    expected = _first_reaching(reach, biases, share)
+    got = call(fn, cell, x, list(biases), share, names=("cell", "x", "biases"))
+    if any(not torch.equal(before[k], v) for k, v in cell.state_dict().items()):
+        raise Mismatch("you changed the cell's own weights: add the bias to a copy (a new "
+                       "GRUCell with load_state_dict), so each bias starts from the same cell")
+    if got == expected:
+        return f"biases {biases}, share {share}: {expected}"
+    where = f"(biases {biases}, share {share}) "
+    if expected is None:
+        raise Mismatch(f"{where}no bias lets that share through, so the answer is None; you "
+                       f"returned {got!r}")
+    if isinstance(got, (int, float)) and got not in biases:
+        raise Mismatch(f"{where}you returned {got!r}, which is not one of the biases: return "
+                       f"the bias, not the gradient factor")
+    passing = [b for b, g in zip(biases, reach) if g >= share]
+    if got == passing[-1]:
+        raise Mismatch(f"{where}you returned the largest bias that lets the share through; "
+                       f"the question asks for the smallest, {expected}")
+    if got == biases[0]:
+        raise Mismatch(f"{where}you returned the first bias, {got}, which lets only "
+                       f"{reach[0]:.1e} through: compare norms[0] = ||dh_T/dh_0|| with the "
+                       f"share (norms[-1] = ||dh_T/dh_T|| is always 1)")
+    cumulative = [sum(biases[:k + 1]) for k in range(len(biases))]
+    reach_cum = [float(gradient_norms_through_time(_with_bias(cell, c, z_rows), x)[0])
+                 for c in cumulative]
+    if got == _first_reaching(reach_cum, biases, share):
+        raise Mismatch(f"{where}the biases add up: each one was added on top of the last, so "
+                       f"+{biases[-1]} became +{cumulative[-1]}; start every bias from a fresh "
+                       f"copy of the cell")
+    for name, rows in (("reset gate's (rows 0:H)", slice(0, H)),
+                       ("candidate's (rows 2H:3H)", slice(2 * H, 3 * H))):
+        reach_rows = [float(gradient_norms_through_time(_with_bias(cell, b, rows), x)[0])
+                      for b in biases]
+        if got == _first_reaching(reach_rows, biases, share):
+            raise Mismatch(f"{where}the bias went into the {name} bias; the update gate's rows "
+                           f"are H:2H (PyTorch's order r, z, n)")
+    raise Mismatch(f"{where}expected {expected} (||dh_T/dh_0|| per bias: "
+                   + ", ".join(f"{g:.1e}" for g in reach) + f"), you returned {got!r}")
+
+
+def check_open_bias(fn) -> CheckResult:
+    """`fn(cell (GRUCell), x (T, D), biases [increasing], share)` -> the smallest bias whose
+    update gate, opened by that much, lets at least `share` of the gradient reach step 0 of x,
+    or None; the cell itself must not change."""
+    with torch.random.fork_rng():
+        return run_checks(
+            "smallest_open_bias",
+            lambda: _open_bias_case(fn, 5, 12, 25, [0.0, 1.0, 2.0, 3.0, 4.0], 0.01, 0),
+            lambda: _open_bias_case(fn, 3, 8, 15, [0.0, 0.5, 1.0, 1.5, 2.0, 3.0], 0.05, 1),
+            lambda: _open_bias_case(fn, 4, 6, 30, [0.0, 1.0], 0.99, 2),
         )
