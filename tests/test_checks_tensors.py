@@ -307,3 +307,53 @@ def test_fallback_names_the_typical_mistakes(wrong, words):
 
 def test_fallback_stub_is_not_done():
     assert not tensors.check_encode_with_fallback(skeleton).done
+
+
+# --- reverse_padded ---------------------------------------------------------------------------
+
+
+def reverse_ok(src, lengths):
+    out = src.clone()
+    for b, n in enumerate(lengths.tolist()):
+        out[b, :n] = src[b, :n].flip(0)
+    return out
+
+
+def test_reverse_accepts_an_independent_solution():
+    r = tensors.check_reverse_padded(reverse_ok)
+    assert r.ok and r.done, str(r)
+
+
+def test_reverse_names_whole_row_flip_and_unchanged_batch():
+    r = tensors.check_reverse_padded(lambda src, lengths: src.flip(1))
+    assert r.done and not r.ok and "flipped whole rows" in str(r)
+    r = tensors.check_reverse_padded(lambda src, lengths: src)
+    assert r.done and not r.ok and "unchanged" in str(r)
+
+
+def test_reverse_names_off_by_one_dtype_and_in_place():
+    def off_by_one(src, lengths):  # keeps the last token in place
+        out = src.clone()
+        for b, n in enumerate(lengths.tolist()):
+            out[b, :n - 1] = src[b, :n - 1].flip(0)
+        return out
+
+    def in_place(src, lengths):
+        for b, n in enumerate(lengths.tolist()):
+            src[b, :n] = src[b, :n].flip(0).clone()
+        return src
+
+    r = tensors.check_reverse_padded(off_by_one)
+    assert r.done and not r.ok and "row 0" in str(r) and "expected [3, 7, 6, 5]" in str(r)
+    r = tensors.check_reverse_padded(lambda src, lengths: reverse_ok(src, lengths).float())
+    assert r.done and not r.ok and "torch.long" in str(r)
+    r = tensors.check_reverse_padded(in_place)
+    assert r.done and not r.ok and "in place" in str(r)
+
+
+def test_reverse_skeleton_not_done():
+    def skeleton(src, lengths):
+        raise NotImplementedError
+
+    r = tensors.check_reverse_padded(skeleton)
+    assert not r.done and "not done yet" in str(r)

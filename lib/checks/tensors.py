@@ -2,6 +2,8 @@
 
     check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, nothing added
     check_pad_batch(pad_batch)               id lists -> padded (B, T) tensor and lengths (B,)
+    check_reverse_padded(reverse_padded)     a padded batch with each sentence reversed, the
+                                             <pad> ids still after it (Sutskever et al.)
     check_split_by_source(split_by_source)   a split with no English sentence on both sides
     check_split_by_key(split_by_key)         a stricter split: sentences with the same key
                                              (e.g. the same words, whatever the punctuation and
@@ -356,3 +358,51 @@ def check_encode_with_fallback(fn, vocab: Vocab | None = None) -> CheckResult:
         return check
 
     return run_checks("encode_with_fallback", *[case(t, n) for t, n in cases])
+
+
+# ---------------------------------------------------------------------------------------------
+# reverse_padded(src, lengths) -> each sentence reversed, the <pad> ids still after it
+# ---------------------------------------------------------------------------------------------
+
+
+def _reverse_case(fn, seqs: list[list[int]]) -> str:
+    src = pad(seqs)  # (B, T), right-padded
+    lengths = torch.tensor([len(s) for s in seqs])  # (B,)
+    expected = pad([s[::-1] for s in seqs])  # (B, T)
+    got = call(fn, src.clone(), lengths.clone(), names=("src", "lengths"))
+    if not torch.is_tensor(got):
+        raise Mismatch(f"return a tensor of shape (B, T) like src, got {type(got).__name__}")
+    expect_shape("the reversed batch", got, tuple(src.shape))
+    if got.dtype != torch.long:
+        raise Mismatch(f"the reversed batch has dtype {got.dtype}; ids index an embedding "
+                       f"table, so keep torch.long")
+    if torch.equal(got, expected):
+        return f"lengths {lengths.tolist()}: each sentence reversed, pads still at the end"
+    if torch.equal(got, src.flip(1)) and not torch.equal(src.flip(1), expected):
+        raise Mismatch("you flipped whole rows, so the <pad> ids of the shorter sentences moved "
+                       "to the front, where the encoder would read them first; reverse only the "
+                       "first lengths[b] positions of row b")
+    if torch.equal(got, src):
+        raise Mismatch("the batch came back unchanged: reverse each sentence's tokens")
+    for b, s in enumerate(seqs):
+        row = got[b].tolist()
+        if row == expected[b].tolist():
+            continue
+        n = len(s)
+        if row[:n] == s:
+            raise Mismatch(f"row {b} is {row}: its tokens are in their original order; "
+                           f"expected {expected[b].tolist()}")
+        raise Mismatch(f"row {b} (length {n}) is {row}, expected {expected[b].tolist()}: the "
+                       f"first {n} positions reversed, then <pad> = {PAD}")
+    raise Mismatch("unreachable")  # pragma: no cover
+
+
+def check_reverse_padded(fn) -> CheckResult:
+    """`fn(src (B, T) long, right-padded, lengths (B,))` -> (B, T) long: row b's first
+    lengths[b] ids in reverse order, then the same <pad> ids, so packing still works."""
+    cases = [
+        [[5, 6, 7, 3], [8, 3], [9, 10, 3]],
+        [[4, 5, 6], [7, 8, 9]],  # equal lengths: flipping whole rows is right here
+        [[12], [5, 6, 7, 8, 9, 3], [7, 3], [11, 12, 13, 3]],
+    ]
+    return run_checks("reverse_padded", *[(lambda c=c: _reverse_case(fn, c)) for c in cases])
