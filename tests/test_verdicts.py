@@ -628,3 +628,77 @@ def test_growth_words_follow_the_ratio(before, after, words):
 def test_growth_words_rejects_zero_base():
     with pytest.raises(ValueError, match="positive"):
         v.growth_words(0.0, 1.0)
+
+
+# --- decoder, teacher forcing, wrap-up (#27 §5, second review) --------------------------------
+
+@pytest.mark.parametrize("only_a, only_b, n, start, noise", [
+    (40, 10, 500, "a is ahead of b by 6.0 points (40 of the 500", "more than the noise"),
+    (10, 40, 500, "b is ahead of a by 6.0 points (40 of the 500", "more than the noise"),
+    (30, 25, 500, "a is ahead of b by 1.0 points", "within the noise"),
+    (12, 5, 50, "a is ahead of b by 14.0 points", "within the noise"),
+    (0, 50, 50, "b is ahead of a by 100.0 points", "more than the noise")])
+def test_paired_gap_follows_discordant_counts(only_a, only_b, n, start, noise):
+    text = v.paired_gap(only_a, only_b, n, "a", "b")
+    assert text.startswith(start)
+    assert noise in text
+
+
+def test_paired_gap_noise_by_hand():
+    # 40 vs 10 of 500: se = sqrt(50 - 30**2/500) / 500 = 0.01389, 2 se = 2.8 points
+    assert "(about 2.8 points)" in v.paired_gap(40, 10, 500, "a", "b")
+
+
+def test_paired_gap_tie_and_bad_counts():
+    assert v.paired_gap(7, 7, 100, "a", "b").startswith("a and b get the same share right")
+    with pytest.raises(ValueError, match="discordant"):
+        v.paired_gap(60, 50, 100, "a", "b")
+    with pytest.raises(ValueError, match="integers"):
+        v.paired_gap(-1, 2, 100, "a", "b")
+
+
+@pytest.mark.parametrize("lo, hi, start", [
+    (0.4, 3.5, "a right rewording alone costs 1.8 points (95 % interval 0.4 to 3.5"),
+    (-1.5, 4.9, "a right rewording changes the score by -1.8 points, but the 95 % interval")])
+def test_rewording_interval_words_follow_the_interval(lo, hi, start):
+    text = v.rewording_interval(30.0, 28.2, 15.6, lo, hi, 73)
+    assert text.startswith(start)
+    assert "; the wrong word costs 12.6 points more than the rewording" in text
+
+
+def test_rewording_interval_when_the_rewording_scores_higher():
+    text = v.rewording_interval(28.0, 29.5, 15.6, -3.0, -0.5, 73)
+    assert text.startswith("a right rewording even scores 1.5 points higher (95 % interval -3.0")
+    assert "; the wrong word costs 13.9 points more" in text
+
+
+def test_rewording_interval_rejects_reversed_interval():
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_interval(30.0, 28.2, 15.6, 2.0, 1.0, 73)
+
+
+def test_part_within_whole():
+    assert v.part_within_whole("ok", 1.0, 2.0, "the GRU", "the decoder") == "ok"
+    assert v.part_within_whole("ok", 2.0, 2.0, "the GRU", "the decoder") == "ok"
+    noisy = v.part_within_whole("ok", 1.7, 1.3, "the GRU", "the decoder")
+    assert noisy.startswith("the timings were too noisy")
+    assert "the GRU took longer than the decoder" in noisy
+    with pytest.raises(ValueError, match="positive"):
+        v.part_within_whole("ok", 0.0, 1.0, "a", "b")
+
+
+@pytest.mark.parametrize("lo, hi, start, tail", [
+    (1.0, 5.0, "rises with length: sources of more than 6 tokens score 37.2", "+5.0)"),
+    (-5.0, -1.0, "falls with length:", "-1.0)"),
+    (-1.2, 5.7, "does not clearly change with length:", "put the longer half higher, but")])
+def test_length_halves_follow_the_interval(lo, hi, start, tail):
+    text = v.length_halves(34.9, 37.2, lo, hi, 6)
+    assert text.startswith(start)
+    assert tail in text
+
+
+def test_length_halves_level_and_bad_interval():
+    assert "the point estimates are level" in v.length_halves(35.0, 35.0, -2.0, 2.0, 6)
+    assert "put the longer half lower" in v.length_halves(36.0, 35.0, -3.0, 1.0, 6)
+    with pytest.raises(ValueError, match="low end"):
+        v.length_halves(35.0, 36.0, 2.0, 1.0, 6)

@@ -986,3 +986,88 @@ def growth_words(before: float, after: float) -> str:
     if ratio > 1 / 1.1:
         return "barely changes"
     return "falls"
+
+
+# --- decoder, teacher forcing, wrap-up (#27 §5, second review) --------------------------------
+
+def paired_gap(only_a: int, only_b: int, n: int, name_a: str, name_b: str,
+               z: float = 2.0) -> str:
+    """Two models scored on the same n items, from the discordant ones: `only_a` items that
+    only a gets right, `only_b` that only b does. Which is ahead, by how many points, and
+    whether that is more than z standard errors of the paired difference (McNemar's view:
+    items both get right or both get wrong say nothing about which is better)."""
+    for count in (only_a, only_b, n):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"counts must be integers >= 0, got {count!r}")
+    if n < 1 or only_a + only_b > n:
+        raise ValueError(f"need n >= 1 and at most n discordant items, got {only_a} + "
+                         f"{only_b} of {n}")
+    if only_a == only_b:
+        return (f"{name_a} and {name_b} get the same share right ({only_a} items only one of "
+                f"them gets right, {only_b} only the other)")
+    (lead, ahead, behind), (trail, _, _) = sorted(
+        [(only_a, name_a, name_b), (only_b, name_b, name_a)], reverse=True)
+    gap = (lead - trail) / n
+    se = math.sqrt(max(lead + trail - (lead - trail) ** 2 / n, 0.0)) / n
+    text = (f"{ahead} is ahead of {behind} by {100 * gap:.1f} points ({lead} of the {n:,} "
+            f"items only it gets right, {trail} only the other)")
+    if gap > z * se:
+        return (f"{text}, more than the noise of this paired sample (about "
+                f"{100 * z * se:.1f} points)")
+    return (f"{text}, within the noise of this paired sample (about {100 * z * se:.1f} "
+            f"points): these {n:,} items cannot rank them")
+
+
+def rewording_interval(bleu_right: float, bleu_other: float, bleu_wrong: float,
+                       lo: float, hi: float, n: int, tolerance: float = 1.0) -> str:
+    """The exposure-bias control with the paired 95 % bootstrap interval (lo, hi) of
+    bleu_right - bleu_other on n sentences: whether a right rewording costs BLEU at all is
+    worded from the interval; the wrong word's extra cost as in `rewording_control`."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    reword = bleu_right - bleu_other
+    span = f"95 % interval {lo:.1f} to {hi:.1f} over {n:,} sentences"
+    if lo > 0:
+        first = (f"a right rewording alone costs {reword:.1f} points ({span}), so BLEU does "
+                 f"count rewording as damage")
+    elif hi < 0:
+        first = (f"a right rewording even scores {-reword:.1f} points higher ({span}), so "
+                 f"here BLEU does not count rewording as damage")
+    else:
+        first = (f"a right rewording changes the score by {-reword:+.1f} points, but the "
+                 f"{span} includes zero, so these sentences cannot say how much BLEU counts "
+                 f"rewording as damage")
+    # the second half, about the wrong word, is rewording_control's own
+    second = rewording_control(bleu_right, bleu_other, bleu_wrong, tolerance).split(", and ", 1)[1]
+    return f"{first}; {second}"
+
+
+def part_within_whole(sentence: str, part: float, whole: float, part_name: str,
+                      whole_name: str) -> str:
+    """`sentence` (a timing comparison) when a part's time is at most that of the whole that
+    contains it; otherwise that these timings were too noisy to compare, since a part cannot
+    really take longer than its whole."""
+    if not (part > 0 and whole > 0):
+        raise ValueError(f"times must be positive, got {part!r} and {whole!r}")
+    if part <= whole:
+        return sentence
+    return (f"the timings were too noisy to compare on the machine that built this page: "
+            f"{part_name} took longer than {whole_name}, which contains it")
+
+
+def length_halves(short: float, long: float, lo: float, hi: float, cut: int) -> str:
+    """Corpus BLEU of the sources up to `cut` tokens and of the longer ones, with the 95 %
+    bootstrap interval (lo, hi) of long - short: 'rises', 'falls' or 'does not clearly
+    change' with length, and which way the two point estimates go."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    both = (f"sources of more than {cut} tokens score {long:.1f}, those of {cut} or fewer "
+            f"{short:.1f} (95 % interval of the difference {lo:+.1f} to {hi:+.1f})")
+    if lo > 0:
+        return f"rises with length: {both}"
+    if hi < 0:
+        return f"falls with length: {both}"
+    way = comparison(long, short, more="higher", less="lower", same="level")
+    lean = "are level" if way == "level" else f"put the longer half {way}"
+    return (f"does not clearly change with length: {both}; the point estimates {lean}, but "
+            f"the interval includes zero")
