@@ -135,6 +135,13 @@ def test_diagnose_names_the_typical_mistakes():
     assert_rejects(checks.check_diagnose(no_eos), "without <eos>")
     assert_rejects(checks.check_diagnose(mean), "per token")
     assert_rejects(checks.check_diagnose(first), "first reference only")
+    def ties(model, src_ids, output_ids, references):
+        outputs = [list(output_ids)] + [list(r) + [EOS] for r in references]
+        lp = [sequence_log_prob(model, torch.tensor([src_ids]), torch.tensor([len(src_ids)]),
+                                torch.tensor([y])).item() for y in outputs]
+        return "search error" if max(lp[1:]) >= lp[0] else "model error"
+
+    assert_rejects(checks.check_diagnose(ties), "counted a tie as a search error")
     assert_rejects(checks.check_diagnose(swapped))
     assert_rejects(checks.check_diagnose(lambda *a: True), "'search error' or 'model error'")
 

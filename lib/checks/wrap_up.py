@@ -126,7 +126,8 @@ def diagnose_reference(model, src_ids: list[int], output_ids: list[int],
     under the model than the output, else "model error".
 
     `mistake`: "no eos" (references scored without their <eos>), "mean" (log P per token
-    compared instead of log P), "first" (the first reference only).
+    compared instead of log P), "first" (the first reference only), "ties" (a reference
+    exactly as probable as the output counted as a search error).
     """
     refs = references[:1] if mistake == "first" else references
     ends = [] if mistake == "no eos" else [EOS]
@@ -134,6 +135,8 @@ def diagnose_reference(model, src_ids: list[int], output_ids: list[int],
     lp = _log_probs(model, src_ids, scored)
     if mistake == "mean":
         lp = [x / len(y) for x, y in zip(lp, scored)]
+    if mistake == "ties":
+        return "search error" if max(lp[1:]) >= lp[0] else "model error"
     return "search error" if max(lp[1:]) > lp[0] else "model error"
 
 
@@ -149,6 +152,8 @@ def diagnose_tables() -> list[tuple[dict, list[str], list[list[str]], str]]:
         ("E", "F", "F"): {"F": 0.72, "<eos>": 0.28},
         ("E", "F", "F", "F"): {"F": 0.72, "<eos>": 0.28},
     }  # A <eos>: .12; E F F F F <eos>: .3 * .72^4 = .081, but per token it is ahead
+    tie = {(): {"A": 0.5, "B": 0.5}, ("A",): {"<eos>": 1.0}, ("B",): {"<eos>": 1.0}}
+    # A <eos> and B <eos> are both exactly .5, and so is B without its <eos>
     return [
         (greedy_loses, ["A", "C", "<eos>"], [["A", "D"], ["B", "C"]],
          "the second reference is the more probable one"),
@@ -158,6 +163,7 @@ def diagnose_tables() -> list[tuple[dict, list[str], list[list[str]], str]]:
          "a long reference, less probable in all but more per token"),
         (greedy_loses, ["A", "D", "<eos>"], [["A", "C"]],
          "a search error on the reference the search nearly wrote"),
+        (tie, ["A", "<eos>"], [["B"]], "a reference exactly as probable as the output (a tie)"),
     ]
 
 
@@ -170,6 +176,9 @@ _DIAGNOSE_MISTAKES = (
              "with a larger sum"),
     ("first", "you looked at the first reference only; any reference the model prefers to its "
               "output shows that a better search would have found a right translation"),
+    ("ties", "you counted a tie as a search error: a reference exactly as probable as the "
+             "output is one the model does not prefer, so a better search would have no reason "
+             "to return it (count a reference only when it is strictly more probable: > not >=)"),
 )
 
 
