@@ -6,7 +6,8 @@
 so s_t^L summarises the source and the output so far (eq. 5). With `feed_context=False` the
 context only enters as the initial state (Sutskever et al. 2014); with `feed_context=True` the
 last layer's context c = h_S^L is also concatenated to every input (Cho et al. 2014), so the
-decoder cannot forget it as it writes.
+source stays within reach at every step. That path is structural: a trained model need not use
+it much (book/decoder.md measures which one the reference model follows).
 
 With `attention=True` (Bahdanau et al. 2015, `lib.attention`) the fixed c is replaced by a
 context c_t computed at every step from the previous top-layer state s_{t-1}^L over all the
