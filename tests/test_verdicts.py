@@ -702,3 +702,30 @@ def test_length_halves_level_and_bad_interval():
     assert "put the longer half lower" in v.length_halves(36.0, 35.0, -3.0, 1.0, 6)
     with pytest.raises(ValueError, match="low end"):
         v.length_halves(35.0, 36.0, 2.0, 1.0, 6)
+
+
+@pytest.mark.parametrize("name, words", [
+    ("a", "has the highest exact share of the 4 runs"),
+    ("d", "has the lowest exact share of the 4 runs"),
+    ("b", "is 2nd of the 4 runs in exact share"),
+    ("c", "is 2nd of the 4 runs in exact share")])
+def test_place_of_names_the_place(name, words):
+    assert v.place_of(name, {"a": 0.8, "b": 0.7, "c": 0.7, "d": 0.6}, "exact share") == words
+
+
+def test_place_of_all_tied_and_unknown():
+    assert v.place_of("a", {"a": 1.0, "b": 1.0}, "x") == "has the same x as the other 1 runs"
+    assert v.place_of("c", {"a": 3, "b": 2, "c": 1.5, "d": 1}, "x") == "is 3rd of the 4 runs in x"
+    with pytest.raises(ValueError, match="among"):
+        v.place_of("z", {"a": 1.0, "b": 2.0}, "x")
+
+
+def test_loss_vs_exact_agree_and_disagree():
+    free = {"1.0": 0.358, "0.0": 0.287}
+    assert v.loss_vs_exact(free, {"1.0": 0.70, "0.0": 0.72}).startswith(
+        "here the run with the lowest free-running loss, 0.0, also reverses the most")
+    text = v.loss_vs_exact(free, {"1.0": 0.826, "0.0": 0.724})
+    assert text.startswith("here 0.0 has the lowest free-running loss, yet 1.0 reverses more")
+    assert "exact match gives nothing" in text
+    with pytest.raises(ValueError, match="same runs"):
+        v.loss_vs_exact(free, {"1.0": 0.5})

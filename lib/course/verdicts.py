@@ -1071,3 +1071,38 @@ def length_halves(short: float, long: float, lo: float, hi: float, cut: int) -> 
     lean = "are level" if way == "level" else f"put the longer half {way}"
     return (f"does not clearly change with length: {both}; the point estimates {lean}, but "
             f"the interval includes zero")
+
+
+def place_of(name: str, scores: dict[str, float], what: str) -> str:
+    """Where run `name` places among `scores` (higher is better): 'has the highest <what> of
+    the 4 runs', 'the lowest ...', or 'is 2nd of the 4 runs in <what>' (ties share a place)."""
+    if name not in scores or len(scores) < 2:
+        raise ValueError(f"need {name!r} among at least two runs, got {sorted(scores)}")
+    n, x = len(scores), scores[name]
+    above = sum(v > x for v in scores.values())
+    below = sum(v < x for v in scores.values())
+    if above == 0 and below == 0:
+        return f"has the same {what} as the other {n - 1} runs"
+    if above == 0:
+        return f"has the highest {what} of the {n} runs"
+    if below == 0:
+        return f"has the lowest {what} of the {n} runs"
+    place = above + 1
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(place if place < 20 else place % 10, "th")
+    return f"is {place}{suffix} of the {n} runs in {what}"
+
+
+def loss_vs_exact(free: dict[str, float], exact: dict[str, float]) -> str:
+    """Whether the run with the lowest free-running loss also reverses the most sequences
+    exactly; when not, says that the two measures reward different things."""
+    if set(free) != set(exact) or len(free) < 2:
+        raise ValueError("need the same runs, at least two, in both measures")
+    low = min(free, key=free.get)
+    best = [k for k in exact if exact[k] == max(exact.values())]
+    if low in best:
+        return (f"here the run with the lowest free-running loss, {low}, also reverses the most "
+                f"sequences exactly")
+    return (f"here {low} has the lowest free-running loss, yet {' and '.join(best)} "
+            f"reverses more sequences exactly: the loss rewards probability on every right "
+            f"digit, partly right sequences included, while exact match gives nothing to a "
+            f"sequence with one wrong digit")
