@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 from bench.common import cpu_model
 from lib.course import playground
 from scripts import playground_site
@@ -72,8 +74,6 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def main(argv=None) -> None:
-    from playwright.sync_api import sync_playwright
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=11, help="timed runs after the warm-up")
     args = parser.parse_args(argv)

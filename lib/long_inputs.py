@@ -20,12 +20,31 @@ can translate one at a time.
 from __future__ import annotations
 
 import dataclasses
+import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+import lib.attention
+import lib.data
+import lib.decoder
+import lib.encoder
+import lib.evaluate
+import lib.head
+import lib.joined
+import lib.model
+import lib.search
+import lib.train
+from lib import bleu
+from lib.course import checkpoint, memo, reference
+from lib.data import EOS, SOS, encode_pairs, load_corpus, tokenize
+from lib.evaluate import sacrebleu_score, translate_all
+from lib.joined import joined_groups, joined_train_pairs
+from lib.model import Seq2Seq
+from lib.train import train
 from lib.validate import is_int
 
 # Source-length buckets, in tokens (lib.data.tokenize): (low, high), high None for "and more".
@@ -61,8 +80,6 @@ def copy_of(model, attention: bool, max_len: int = 100, seed: int = 0):
     The copy's GRU input is [e(y); c] either way, so every weight of `model` fits it; only the
     attention layer's three matrices are new.
     """
-    from lib.model import Seq2Seq
-
     config = dataclasses.replace(model.config, attention=attention, max_src_len=max_len,
                                  max_tgt_len=max_len)
     torch.manual_seed(seed)
@@ -77,9 +94,6 @@ def copy_of(model, attention: bool, max_len: int = 100, seed: int = 0):
 
 def test_groups(config: FinetuneConfig, split=None) -> list[tuple[str, list[str], int]]:
     """The held-out joined groups the copies are scored on: (English, [references], k)."""
-    from lib.data import load_corpus
-    from lib.joined import joined_groups
-
     split = split or load_corpus().split
     return joined_groups(split.test, k_max=config.k_max, seed=0)
 
@@ -90,10 +104,6 @@ def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False)
     The reference model's own recipe (label smoothing, shortlist softmax), a short warm-up, and
     one pass over steps x batch_size pairs. Returns lib.train's History (None for 0 steps).
     """
-    from lib.course.reference import TRAIN
-    from lib.data import encode_pairs
-    from lib.train import train
-
     if config.steps == 0:
         return None
     n = config.steps * config.batch_size
@@ -101,41 +111,24 @@ def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False)
         raise ValueError(f"{config.steps} steps of {config.batch_size} need {n} pairs, got "
                          f"{len(train_pairs)}")
     examples = encode_pairs(train_pairs[:n], model.src_vocab, model.tgt_vocab)
-    recipe = dataclasses.replace(TRAIN, epochs=1.0, batch_size=config.batch_size, lr=config.lr,
-                                 warmup_steps=max(1, min(30, config.steps // 10)), ema=0.0,
-                                 eval_every=0, seed=config.seed)
+    recipe = dataclasses.replace(reference.TRAIN, epochs=1.0, batch_size=config.batch_size,
+                                 lr=config.lr, warmup_steps=max(1, min(30, config.steps // 10)),
+                                 ema=0.0, eval_every=0, seed=config.seed)
     return train(model, examples, recipe, device=model.device, progress=progress,
                  log_every=10)
 
 
 def _modules():
-    import sys
-
-    import lib.attention
-    import lib.data
-    import lib.decoder
-    import lib.encoder
-    import lib.evaluate
-    import lib.head
-    import lib.joined
-    import lib.model
-    import lib.search
-    import lib.train
-
     return (sys.modules[__name__], lib.attention, lib.data, lib.decoder, lib.encoder,
             lib.evaluate, lib.head, lib.joined, lib.model, lib.search, lib.train)
 
 
 def _key(config: FinetuneConfig) -> dict:
-    from lib.course.reference import reference_key
-
-    return {"reference": reference_key(), **dataclasses.asdict(config)}
+    return {"reference": reference.reference_key(), **dataclasses.asdict(config)}
 
 
 def weights_path(config: FinetuneConfig) -> Path:
     """Where the fine-tuned copy for `config` is kept: named by the same key as its result."""
-    from lib.course import memo
-
     result = memo.result_path("long-inputs", _key(config), _modules())
     return result.with_suffix(".pt")
 
@@ -146,15 +139,9 @@ def run(config: FinetuneConfig) -> dict:
     Returns JSON: seconds and steps of training, its loss curve, the hypotheses (in the order
     of `test_groups`) and the seconds decoding took; the weights go to `weights_path(config)`.
     """
-    import lib
-    from lib.course import checkpoint
-    from lib.data import load_corpus
-    from lib.evaluate import translate_all
-    from lib.joined import joined_train_pairs
-
     corpus = load_corpus()
-    reference = lib.pretrained(progress=False)
-    model = copy_of(reference, config.attention, config.max_len, config.seed)
+    base = reference.pretrained(progress=False)
+    model = copy_of(base, config.attention, config.max_len, config.seed)
     pairs = joined_train_pairs(corpus.split.train, k_max=config.k_max,
                                n=max(1, config.steps * config.batch_size), seed=config.seed)
     start = time.perf_counter()
@@ -176,8 +163,6 @@ def cached_runs(configs: dict) -> dict:
     same config, reference model and code ran before; the missing ones side by side, one
     thread each (`lib.course.memo.cached_all`). A result whose weights file is gone runs again.
     """
-    from lib.course import memo
-
     for config in configs.values():
         if not weights_path(config).is_file():
             weights_path(config).with_suffix(".json").unlink(missing_ok=True)
@@ -187,8 +172,6 @@ def cached_runs(configs: dict) -> dict:
 
 def load_copy(config: FinetuneConfig, device=None):
     """The fine-tuned copy `cached_runs` saved for `config`."""
-    from lib.course import checkpoint
-
     path = weights_path(config)
     if not path.is_file():
         raise FileNotFoundError(f"no fine-tuned copy at {path}: run cached_runs first")
@@ -197,8 +180,6 @@ def load_copy(config: FinetuneConfig, device=None):
 
 def source_length(sentence: str) -> int:
     """A source's length in the model's tokens (lib.data.tokenize, punctuation included)."""
-    from lib.data import tokenize
-
     return len(tokenize(sentence))
 
 
@@ -218,8 +199,6 @@ def bucket_of(length: int, buckets=BUCKETS) -> tuple:
 def bleu_by_bucket(hypotheses: list[str], groups, buckets=BUCKETS) -> list[tuple]:
     """[(bucket, sentences, corpus BLEU)] of `hypotheses` against each group's references,
     one corpus BLEU (sacrebleu, all references) per source-length bucket."""
-    from lib.evaluate import sacrebleu_score
-
     if len(hypotheses) != len(groups):
         raise ValueError(f"{len(hypotheses)} hypotheses for {len(groups)} groups")
     rows = []
@@ -241,8 +220,6 @@ def step_seconds(model, source_len: int, batch: int = 32, steps: int = 20,
     times, and the best round divided by `steps` is kept (a busy moment slows a round, never
     speeds it up).
     """
-    from lib.data import EOS, SOS
-
     gen = torch.Generator().manual_seed(source_len)
     src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)
     src = src.to(model.device)  # (B, S)
@@ -272,10 +249,6 @@ def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list
     and recomputes both corpus BLEUs from per-sentence n-gram counts (lib.bleu), so a sentence
     that is hard for both moves both scores together. Returns (difference, low, high).
     """
-    import random
-
-    from lib import bleu
-
     if not len(hyps_a) == len(hyps_b) == len(references) or not references:
         raise ValueError("need as many hypotheses of each system as references, at least one")
     stats = [[bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, references)]

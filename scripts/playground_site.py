@@ -30,6 +30,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from lib.course import playground
+
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web" / "playground"
 PAGE_FILES = ("playground.js", "playground.css")
@@ -46,8 +48,6 @@ EXPORTS = ROOT / "_build" / "playground"
 
 def model_dir(exports: Path = EXPORTS) -> Path:
     """The export for the current key (FileNotFoundError naming `make playground` if absent)."""
-    from lib.course import playground  # torch: only when a build needs the model
-
     return playground.current(exports)
 
 
@@ -82,8 +82,6 @@ def _copy(source: Path, target: Path) -> Path:
 def _copy_on_finish(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    from lib.course import playground
-
     model = model_dir()
     playground.export_attention(model)  # the chapter may have just cached its weights
     assemble(Path(app.outdir) / "_static", model)

@@ -152,12 +152,7 @@ def test_chapter_lint_finds_a_problem(tmp_path):
 # or, for an import tried in `try: ... except ImportError`, on the `try`/`except` lines.
 IMPORT_ROOTS = ("lib", "scripts", "bench")
 # Files other work of issue #29 §2 is moving imports in; drop each one as it is done.
-IMPORTS_PENDING = {
-    "lib/checks/search.py", "lib/checks/teacher_forcing.py", "lib/checks/timelimit.py",
-    "lib/course/checkpoint.py", "lib/course/playground.py", "lib/long_inputs.py",
-    "lib/widgets/beam.py", "lib/widgets/live.py", "lib/widgets/trace.py",
-    "scripts/reader/site.py", "scripts/playground_site.py", "bench/playground.py",
-}
+IMPORTS_PENDING = {"lib/checks/teacher_forcing.py"}
 
 
 def unexplained_imports(source: str) -> list[int]:

@@ -37,6 +37,16 @@ from lib.checks.harness import (
     run_checks,
 )
 from lib.data import EOS, PAD, SOS
+from lib.search import (
+    beam_search,
+    exhaustive_search,
+    greedy,
+    greedy_with_scores,
+    log_probs,
+    normalize,
+    sequence_log_prob,
+)
+from lib.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.validate import is_number
 
 # ---------------------------------------------------------------------------------------------
@@ -51,8 +61,6 @@ tiny_model = functools.partial(toy.tiny_model, src_words=12, tgt_words=6, emb_di
 
 
 def _tables():
-    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
-
     return [("the table where greedy loses", TableModel(greedy_loses_table())),
             ("the k = 2 walk-through table", TableModel(walkthrough_table()))]
 
@@ -82,8 +90,6 @@ def _as_ids(got) -> list[int]:
 
 
 def _greedy_case(fn, name, model, src, lengths, max_len) -> None:
-    from lib.search import greedy
-
     expected = [i for i in greedy(model, src, lengths, max_len=max_len)[0].tolist() if i != PAD]
     case = f"{name} (max_len={max_len})"
     where = f"on {case}"
@@ -156,9 +162,6 @@ def check_greedy_trap(fn) -> CheckResult:
     TRAP_RATIO times as likely as the most likely output (exhaustive search, the oracle), and a
     beam of two finds that output. Names the usual misses: a table TableModel refuses, greedy
     already right, greedy not far enough behind, and a best output a beam of two drops."""
-    from lib.search import beam_search, exhaustive_search, greedy_with_scores
-    from lib.toy import TableModel
-
     max_len = 4
 
     def trap():
@@ -326,8 +329,6 @@ NORM_NAMES = ("raw", "lengths", "alpha")
 
 def check_length_normalisation(fn) -> CheckResult:
     """Check `fn(raw (N,), lengths (N,), alpha) -> raw / lengths**alpha (N,)`."""
-    from lib.search import normalize
-
     raw = torch.tensor([-0.5, -2.0, -3.5, -6.0, -9.0])
     lengths = torch.tensor([1, 2, 4, 6, 10])
 
@@ -354,9 +355,6 @@ def check_length_normalisation(fn) -> CheckResult:
         return "log P / L^alpha for alpha in 0, 0.6, 1, 1.5"
 
     def winner():
-        from lib.search import beam_search
-        from lib.toy import TableModel, walkthrough_table
-
         model = TableModel(walkthrough_table(), max_len=3)
         src, lengths_ = model.inputs()
         for alpha in (0.0, 0.6, 1.0):
@@ -411,8 +409,6 @@ def beam_search_reference(model, src: torch.Tensor, src_lengths: torch.Tensor, k
     `mistake` computes a typical wrong version instead, to recognise it in a learner's answer:
     "first finished", "no pool", "cap not pooled" or "extend finished".
     """
-    from lib.search import log_probs
-
     _, state, context = model.encode(src, src_lengths)
     live = [([], 0.0, state)]  # (tokens, log P, decoder state before reading the last token)
     pool: list[tuple[list[int], float]] = []  # finished: (tokens, log P)
@@ -462,8 +458,6 @@ def _as_answer(got) -> tuple[list[int], float]:
 
 
 def _log_p(model, src, lengths, ids) -> float:
-    from lib.search import sequence_log_prob
-
     if not ids:
         return -math.inf
     return float(sequence_log_prob(model, src, lengths, torch.tensor([ids], device=src.device)))
@@ -485,8 +479,6 @@ _BEAM_MISTAKES = {
 
 
 def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=False) -> None:
-    from lib.search import exhaustive_search
-
     where = f"{name} (k = {k}, max_len = {max_len})"
     want, want_score = beam_search_reference(model, src, lengths, k, max_len)
     got, score = _as_answer(call(fn, model, src, lengths, k, max_len, names=BEAM_NAMES,
@@ -539,8 +531,6 @@ def check_beam_search(fn) -> CheckResult:
     """Check `fn(model, src (1, S), src_lengths (1,), k, max_len) -> (ids, log_p)`: beam search
     with a pool of finished hypotheses, against `beam_search_reference` on hand-set tables and
     small random networks, and against exhaustive search when k keeps every hypothesis."""
-    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
-
     def on_tables():
         for name, table, k, max_len in (
                 ("the table where the first finished hypothesis loses", first_finished_table(),

@@ -40,6 +40,8 @@ import sys
 import threading
 import time
 
+import torch
+
 REPEAT = 0.25  # seconds between two stops once the deadline has passed
 
 
@@ -211,8 +213,6 @@ def _run_in_thread(fn, args: tuple, limit: float):
     """The fallback without an alarm: the function in a daemon thread, abandoned at the limit.
 
     Grad mode is per thread: the caller's is carried over."""
-    import torch
-
     grad = torch.is_grad_enabled()
     box: dict = {}
 

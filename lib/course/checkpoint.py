@@ -31,6 +31,7 @@ from pathlib import Path
 import torch
 
 from lib.data import Vocab
+from lib.device import pick_device
 from lib.model import ModelConfig, Seq2Seq
 from lib.validate import is_int, is_number
 
@@ -291,8 +292,6 @@ def load(path: str | os.PathLike, config: ModelConfig | None = None, device=None
     If `config` is given, the stored config must equal it; otherwise the error lists every
     field that differs, e.g. "hidden_size: checkpoint 512, requested 256".
     """
-    from lib.device import pick_device
-
     blob = read(path)
     try:
         stored = ModelConfig(**blob["config"])

@@ -44,13 +44,16 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lib import search
+from lib import long_inputs, search
 from lib.attention import Memory
-from lib.data import EOS, PAD, SOS, SPECIALS, UNK
+from lib.course import checkpoint, reference
+from lib.data import EOS, PAD, SOS, SPECIALS, UNK, load_corpus
+from lib.evaluate import evaluate_bleu
 from lib.long_inputs import FinetuneConfig
 from lib.widgets.layers import one_layer
 
@@ -256,7 +259,7 @@ def int8_initializers(path: Path) -> dict:
     least. Each becomes `DequantizeLinear(q, scale, axis)` under the initializer's old name.
     Returns {name: (axis, max change)}.
     """
-    import numpy as np
+    # onnx: the build's dependency (requirements.txt), not the package's (pyproject.toml)
     import onnx
     from onnx import helper, numpy_helper
 
@@ -325,12 +328,10 @@ def page_settings(model) -> dict:
 
 def export_key() -> str:
     """The reference model's cache key + this module's code + the exporter's versions."""
-    import onnx
-
-    from lib.course.reference import reference_key
+    import onnx  # the build's dependency (requirements.txt), not the package's
 
     h = hashlib.sha256()
-    h.update(reference_key().encode())
+    h.update(reference.reference_key().encode())
     h.update(Path(__file__).read_bytes())
     h.update(f"torch {torch.__version__} onnx {onnx.__version__}".encode())
     return h.hexdigest()[:16]
@@ -343,9 +344,6 @@ def is_complete(directory: Path) -> bool:
 def bleu_on_test(model, page, sentences: int | None = None) -> dict:
     """BLEU on the test split of the float model and of the page's int8 model (greedy, and beam
     search with the default beam size)."""
-    from lib.data import load_corpus
-    from lib.evaluate import evaluate_bleu
-
     pairs = load_corpus().split.test[:sentences]
     out = {"sentences": len(pairs)}
     for name, m in (("float32", model), ("int8", page)):
@@ -379,19 +377,15 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False,
            attention_weights: Path | None = None) -> Path:
     """Write <out_root>/<export_key()>/ (the FILES) unless it is already complete, and the
     attention model into its attention/ when its weights are cached (`export_attention`)."""
-    from lib.course.reference import reference_key
-
     key = export_key()
     target = Path(out_root) / key
     if not is_complete(target) or force:
         if model is None:
-            from lib.course.reference import pretrained
-
-            model = pretrained(progress=False)
+            model = reference.pretrained(progress=False)
         tmp = Path(out_root) / f".{key}.partial"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        _write(model, tmp, bleu, key=key, reference_key=reference_key())
+        _write(model, tmp, bleu, key=key, reference_key=reference.reference_key())
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)
         for old in Path(out_root).iterdir():  # keep only the current key's export
@@ -405,8 +399,6 @@ def attention_key(weights: Path | None = None) -> str | None:
     """The attention model's export key: the name of its weights (the chapter's cached copy,
     `lib.long_inputs.weights_path(ATTENTION)`, unless given) and the reference export's key;
     None when those weights are not there."""
-    from lib import long_inputs
-
     weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
     if not weights.is_file():
         return None
@@ -433,9 +425,6 @@ def export_attention(target: Path, weights: Path | None = None, bleu: bool = Tru
     """Write <target>/attention/ from the attention chapter's cached fine-tuned copy (or the
     checkpoint `weights`); when there are no such weights, leave things as they are and return
     `attention_export(target)`: the build never trains the copy for the Playground."""
-    from lib import long_inputs
-    from lib.course import checkpoint
-
     weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
     key, directory = attention_key(weights), Path(target) / ATTENTION_DIR
     if key is None:

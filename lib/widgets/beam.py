@@ -10,7 +10,7 @@ below the step's best with the default pruning margin), which ended with <eos>
 
 from __future__ import annotations
 
-from lib.search import normalize
+from lib.search import DEFAULT_ALPHA, normalize
 from lib.widgets.render import View, esc
 from lib.widgets.trace import BeamCapture, capture_beam
 
@@ -57,7 +57,5 @@ def beam_explorer(model, sentence: str = "", beam_size: int = 3, alpha: float | 
     `model` may also be a `lib.toy.TableModel` (no sentence needed): the chapter's hand-set
     probability tables, e.g. `beam_explorer(TableModel(walkthrough_table()), beam_size=2)`.
     """
-    from lib.search import DEFAULT_ALPHA
-
     alpha = DEFAULT_ALPHA if alpha is None else alpha
     return BeamView(capture_beam(model, sentence, beam_size, alpha, max_len))

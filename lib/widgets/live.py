@@ -19,13 +19,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from lib.search import DEFAULT_ALPHA
+from lib.widgets.beam import BeamView
+from lib.widgets.bleu_view import BleuView, bleu_breakdown
+from lib.widgets.hidden import HiddenView
 from lib.widgets.render import View, esc
+from lib.widgets.stepper import StepperView
+from lib.widgets.trace import capture_beam, capture_contexts, capture_hidden, capture_steps
 
 EXAMPLE = "I am cold."
 
 
 def _ipywidgets():
-    import ipywidgets
+    import ipywidgets  # lazy: `import lib.widgets` and the static views must not load it
 
     return ipywidgets
 
@@ -105,10 +111,6 @@ def _int(value: int, lo: int, hi: int, description: str):
 def live_beam(model, sentence: str = EXAMPLE, beam_size: int = 3, alpha: float | None = None,
               max_len: int | None = None):
     """Beam explorer with controls: sentence, beam size k, length-normalisation α, length cap."""
-    from lib.search import DEFAULT_ALPHA
-    from lib.widgets.beam import BeamView
-    from lib.widgets.trace import capture_beam
-
     w = _ipywidgets()
     cap = model.config.max_tgt_len
     controls = {
@@ -135,9 +137,6 @@ def live_hidden(model, sentence: str = EXAMPLE, map_sentences: list[str] | None 
     kernel. The map of `map_sentences` (if any) is computed once; each new sentence is placed
     on it.
     """
-    from lib.widgets.hidden import HiddenView
-    from lib.widgets.trace import capture_contexts, capture_hidden
-
     cmap = capture_contexts(model, list(map_sentences)) if map_sentences else None
 
     def build(sentence):
@@ -149,9 +148,6 @@ def live_hidden(model, sentence: str = EXAMPLE, map_sentences: list[str] | None 
 def live_stepper(model, sentence: str = EXAMPLE, prefix: str = "", top_k: int = 8,
                  max_len: int | None = None):
     """Decoder step-through with controls: sentence, a French prefix to force, top-k."""
-    from lib.widgets.stepper import StepperView
-    from lib.widgets.trace import capture_steps
-
     controls = {
         "sentence": _text(sentence, "English:"),
         "prefix": _text(prefix, "force French prefix:", "e.g. Je suis (empty: greedy)"),
@@ -168,8 +164,6 @@ def live_stepper(model, sentence: str = EXAMPLE, prefix: str = "", top_k: int = 
 def live_bleu(hypothesis: str = "Le chat est sur le tapis.",
               references: list[str] | None = None, **settings):
     """BLEU explorer with controls: a hypothesis and its references (one per line)."""
-    from lib.widgets.bleu_view import BleuView, bleu_breakdown
-
     w = _ipywidgets()
     references = references or ["Le chat est assis sur le tapis.", "Il y a un chat sur le tapis."]
     controls = {

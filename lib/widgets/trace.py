@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 
 from lib.data import SOS, UNK, detokenize, tokenize
-from lib.search import DEFAULT_ALPHA, beam_search, normalize
+from lib.search import DEFAULT_ALPHA, BeamTrace, beam_search, normalize
 from lib.validate import is_int
 from lib.widgets.decode import decode
 from lib.widgets.layers import gru_layer_states
@@ -208,8 +208,6 @@ class BeamCapture(Record):
     greedy_translation: str
 
     def beam_trace(self):
-        from lib.search import BeamTrace
-
         return BeamTrace.from_dict(self.trace)
 
     @property

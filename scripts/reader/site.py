@@ -12,6 +12,9 @@ import re
 from pathlib import Path
 
 from myst_nb.ext.glue.crossref import read_glue_cache
+from pybtex.database import parse_file
+from pybtex.richtext import Text
+from sphinx.util.inventory import InventoryFile
 
 from scripts import colab_setup
 from scripts.reader.errors import ReaderNotebookError
@@ -61,8 +64,6 @@ def load_glue(build: Path, page: str) -> dict[str, dict]:
 
 def load_inventory(html_dir: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """Page titles and labels (uri, title) from the website's objects.inv, as Sphinx wrote it."""
-    from sphinx.util.inventory import InventoryFile
-
     path = html_dir / "objects.inv"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: build the website first (`make book`)")
@@ -122,8 +123,6 @@ def load_figures(html_dir: Path, page: str) -> list[dict[str, str]]:
 def load_citations(bib: Path) -> dict[str, tuple[str, str]]:
     """{key: ("Cho et al.", "2014")} from the bibliography, as the website's author-year style
     shortens names (one or two surnames, or the first and "et al.")."""
-    from pybtex.database import parse_file
-    from pybtex.richtext import Text
 
     def surname(person) -> str:
         parts = person.prelast_names + person.last_names
@@ -153,9 +152,6 @@ def load_citation_anchors(html_dir: Path, bib: Path, page: str = "book/reference
                           ) -> dict[str, str]:
     """{key: the id of its entry on the references page}: sphinxcontrib-bibtex numbers the
     entries (id4, id13, ...), so each is found by its title, which only one entry holds."""
-    from pybtex.database import parse_file
-    from pybtex.richtext import Text
-
     path = html_dir / f"{page}.html"
     if not path.is_file():
         return {}
