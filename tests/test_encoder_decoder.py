@@ -14,6 +14,7 @@ from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 from lib.decoder import Decoder
 from lib.encoder import Encoder
 from lib.model import ModelConfig, Seq2Seq
+from lib.toy import tiny_model
 
 V, E, H, L = 13, 6, 8, 2
 
@@ -217,10 +218,7 @@ def model():
              ("Go away!", "Va-t'en !"), ("Who is it?", "Qui est-ce ?")]
     sv = Vocab.build([data.tokenize(en) for en, _ in pairs])
     tv = Vocab.build([data.tokenize(fr) for _, fr in pairs])
-    torch.manual_seed(3)
-    cfg = ModelConfig(len(sv), len(tv), emb_dim=8, hidden_size=16, num_layers=2, dropout=0.5,
-                      max_src_len=5, max_tgt_len=7)
-    return Seq2Seq(cfg, sv, tv)
+    return tiny_model(3, src_vocab=sv, tgt_vocab=tv, dropout=0.5, max_src_len=5, max_tgt_len=7)
 
 
 def _greedy_reference(model, sentence, max_len):

@@ -21,7 +21,8 @@ from torch import nn
 from lib import bleu, search
 from lib.data import SOS, Vocab, tokenize
 from lib.evaluate import reference_streams
-from lib.model import ModelConfig, Seq2Seq
+from lib.model import Seq2Seq
+from lib.toy import tiny_model
 from lib.widgets import (
     beam_explorer,
     bleu_breakdown,
@@ -57,10 +58,9 @@ def make_model(layers: int = 2, hidden: int = 24, seed: int = 0, feed_context: b
                max_tgt_len: int = 9) -> Seq2Seq:
     src = Vocab.build([tokenize(en) for en, _ in PAIRS])
     tgt = Vocab.build([tokenize(fr) for _, fr in PAIRS])
-    torch.manual_seed(seed)
-    config = ModelConfig(len(src), len(tgt), emb_dim=12, hidden_size=hidden, num_layers=layers,
-                         dropout=0.3, feed_context=feed_context, max_tgt_len=max_tgt_len)
-    return Seq2Seq(config, src, tgt)
+    return tiny_model(seed, src_vocab=src, tgt_vocab=tgt, emb_dim=12, hidden=hidden,
+                      layers=layers, dropout=0.3, feed_context=feed_context,
+                      max_tgt_len=max_tgt_len)
 
 
 @pytest.fixture(scope="module", autouse=True)
