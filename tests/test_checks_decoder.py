@@ -402,3 +402,48 @@ def test_bridge_names_the_typical_mistakes(wrong, words):
 
 def test_bridge_stub_is_not_done():
     assert not checks.check_bridge(skeleton).done
+
+
+# --- state_drift --------------------------------------------------------------------------------
+
+
+def _drift(model, src_ids, max_len, before=False, layer=-1, cosine=True, extra=False):
+    src = torch.tensor([src_ids], device=model.device)
+    with torch.no_grad():
+        _, state, c = model.encode(src, torch.tensor([len(src_ids)]))
+        prev, out = torch.tensor([SOS], device=model.device), []
+        for _ in range(max_len):
+            logits, new = model.decoder.step(prev, state, c)
+            s = (state if before else new)[layer, 0]
+            out.append(float(torch.nn.functional.cosine_similarity(s, c[0], dim=0)) if cosine
+                       else float(s @ c[0]))
+            tok = int(log_probs(logits).argmax(-1))
+            if tok == EOS and not extra:
+                break
+            state, prev = new, torch.tensor([tok], device=model.device)
+    return out
+
+
+def test_state_drift_by_hand_and_reference():
+    model = checks.tiny_model(3)
+    values = checks.drift_reference(model, [4, 7, 9, 5], 10)
+    assert values == pytest.approx(_drift(model, [4, 7, 9, 5], 10), abs=1e-6)
+    assert all(-1 <= v <= 1 for v in values)
+    # before any step the top layer is c itself: the "before step" mistake starts at cosine 1
+    assert checks.drift_reference(model, [4, 7, 9, 5], 10, "before step")[0] == \
+        pytest.approx(1.0, abs=1e-6)
+    r = checks.check_state_drift(_drift)
+    assert r.ok, str(r)
+    assert not checks.check_state_drift(skeleton).done
+
+
+def test_state_drift_names_the_mistakes():
+    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, before=True)),
+                   "one step late")
+    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, layer=0)),
+                   "first layer's state")
+    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, cosine=False)),
+                   "dot product")
+    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, extra=True)),
+                   "one cosine per step")
+    assert_rejects(checks.check_state_drift(lambda m, s, n: "0.5"), "list of floats")
