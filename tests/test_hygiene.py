@@ -152,7 +152,7 @@ def test_chapter_lint_finds_a_problem(tmp_path):
 # or, for an import tried in `try: ... except ImportError`, on the `try`/`except` lines.
 IMPORT_ROOTS = ("lib", "scripts", "bench")
 # Files other work of issue #29 §2 is moving imports in; drop each one as it is done.
-IMPORTS_PENDING = {"lib/checks/teacher_forcing.py"}
+IMPORTS_PENDING: set[str] = set()
 
 
 def unexplained_imports(source: str) -> list[int]:

@@ -24,6 +24,8 @@ from lib import toy
 from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, collate, pad
 from lib.head import masked_cross_entropy
+from lib.reversal import reversal_examples, reversal_model
+from lib.search import greedy
 from lib.train import batch_loss
 from lib.validate import is_int
 
@@ -262,8 +264,6 @@ def _gap_case(fn, model, batch, label: str) -> str:
 
 def check_exposure_gap(fn) -> CheckResult:
     """`fn(model, batch)`: free-run loss minus teacher-forced loss per real target token."""
-    from lib.reversal import reversal_examples, reversal_model
-
     cases = []
     for seed in (0, 1):
         model = reversal_model(seed)
@@ -350,8 +350,6 @@ def check_schedule(fn, k, steps: int) -> CheckResult:
 
 def _free_run_wrong(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
     """wrong (B, T): greedy's token differs from tgt_out at each position; real (B, T)."""
-    from lib.search import greedy
-
     T = batch.tgt_out.size(1)
     with torch.no_grad():
         out = greedy(model, batch.src, batch.src_lengths, max_len=T)  # (B, T') <= T
@@ -381,7 +379,6 @@ def error_after_error_reference(model, batch, mistake: str = "") -> tuple[float,
 def check_error_after_error(fn) -> CheckResult:
     """`fn(model, batch)` -> (P(wrong at t + 1 | wrong at t), P(wrong at t + 1 | right at t))
     over consecutive real target positions of the model's free-running (greedy) output."""
-    from lib.reversal import reversal_examples, reversal_model
 
     def case(seed):
         def check():
