@@ -185,15 +185,22 @@ The grid (eq. 1) with `lib` names and $h_t^i$.
 After."""
 
 
-def test_a_figure_becomes_the_websites_image_with_alt_text_and_number(site):
+def test_a_figure_becomes_an_embedded_image_with_alt_text_and_number(site, tmp_path):
+    """The figure is the build's image drawn into the notebook (tests/test_reader_notebooks.py
+    checks its pixels), with the alt text escaped and the caption numbered as on the site."""
+    (tmp_path / "html" / "_images").mkdir(parents=True)
+    (tmp_path / "html" / "_images" / "grid.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
+        '<rect width="20" height="10" fill="#00f"/></svg>', encoding="utf-8")
+    site.build = tmp_path
     site.figures = {"book/ch": [{"id": "fig-grid", "src": "_images/grid.svg",
                                  "number": "Fig. 2"}]}
-    out = rn.Converter(site, "book/ch").convert(FIGURE_MD)
-    assert out == (
-        "Before.\n\n"
-        f'<img src="{WEB}_images/grid.svg" alt="A grid of states h_t^i; the &lt;sos&gt; token '
-        '&amp; &quot;quotes&quot;" />\n\n'
-        "**Fig. 2** The grid (eq. 1) with `lib` names and $h_t^i$.\n\nAfter.")
+    before, img, caption, after = rn.Converter(site, "book/ch").convert(FIGURE_MD).split("\n\n")
+    assert (before, after) == ("Before.", "After.")
+    assert img.startswith('<img src="data:image/png;base64,') and WEB not in img
+    assert ('alt="A grid of states h_t^i; the &lt;sos&gt; token &amp; &quot;quotes&quot;"'
+            in img)
+    assert caption == "**Fig. 2** The grid (eq. 1) with `lib` names and $h_t^i$."
 
 
 @pytest.mark.parametrize("options, built, message", [
