@@ -11,6 +11,7 @@ tests/test_figures_browser.py.
 
 from __future__ import annotations
 
+import html
 import inspect
 import re
 import xml.etree.ElementTree as ET
@@ -249,7 +250,7 @@ def test_each_figure_is_on_its_page_as_committed(built_site, site_dir):
             assert copy.read_bytes() == (ROOT / "book" / fig["src"]).read_bytes(), copy
 
 
-def test_reader_notebooks_link_the_websites_copy_with_alt_text(built_site, site_dir):
+def test_reader_notebooks_embed_each_figure_with_alt_text(built_site, site_dir):
     texts = rn.render_all(built_site)
     for chapter, entries in chapter_figures().items():
         page = f"book/{Path(chapter).stem}"
@@ -257,8 +258,14 @@ def test_reader_notebooks_link_the_websites_copy_with_alt_text(built_site, site_
             continue  # a plain page (the introduction) has no reader notebook
         markdown = "\n".join(c.source for c in nbformat.reads(texts[page], as_version=4).cells
                              if c.cell_type == "markdown")
+        images = {}  # alt text -> src of every <img> in the notebook's text
+        for tag in re.findall(r"<img\b[^>]*>", markdown):
+            attrs = dict(re.findall(r'(\w+)="([^"]*)"', tag))
+            images[html.unescape(attrs.get("alt", ""))] = attrs.get("src", "")
         for fig in entries:
             built = next(f for f in built_site.figures[page] if f["id"] == fig["name"])
-            url = built_site.website + built["src"]
-            assert f'<img src="{url}" alt="' in markdown, f"{page}: no <img> of {url}"
             assert (site_dir / built["src"]).is_file()
+            url = built_site.website + built["src"]
+            assert url not in markdown, f"{page}: a link to {url}, not the image"
+            assert images.get(fig["alt"], "").startswith("data:image/png;base64,"), (
+                f"{page}: no embedded image with the alt text of {fig['name']}")
