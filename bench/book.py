@@ -3,14 +3,23 @@
 Why both: a maintainer's first `make book` on a fresh machine pays for training the reference
 model (the cold build); every later build finds it cached (the warm build). Both run the strict
 build `make book` runs (`jupyter-book build . --all -n -W --keep-going`). The cold build points
-$SEQ2SEQ_CACHE (lib.course.download.cache_dir) at an empty temporary directory, so nothing cached is
-reused, and times `python -m lib.course.reference --ensure` and the build separately. Per-chapter
-execution times come from myst-nb's "Executed notebook in N seconds" log lines of the warm
-build, whose cache holds the reference model and nothing else (the small experiments the
-chapters cache with lib.course.memo run again, as in a fresh Colab runtime); when the log has none,
-each notebook is timed with nbclient instead.
+$SEQ2SEQ_CACHE (lib.course.download.cache_dir) at an empty temporary directory, so nothing
+cached is reused, and $SEQ2SEQ_RELEASE_URL (lib.course.links) at a folder that does not exist,
+so nothing published is downloaded: every model, the reference model and the chapters'
+fine-tuned ones, is trained here. It times `python -m lib.course.reference --ensure` and the
+build separately. Per-chapter execution times come from myst-nb's "Executed notebook in N
+seconds" log lines of the warm build, whose cache holds the reference model and nothing else
+(the small experiments the chapters cache with lib.course.memo run again, as in a fresh Colab
+runtime); when the log has none, each notebook is timed with nbclient instead.
+
+A chapter whose models are slow to make (the attention chapter fine-tunes two copies of the
+reference model) has its own target: it executes within a minute *with its models present*.
+`with_models` times it so: one chapter, executed with nbclient in a fresh kernel against the
+current cache (lib.course.download.cache_dir, where a build left the chapter's cached results),
+with the cached results it had to compute anyway named, and its slowest cells.
 
     python -m bench.book [--skip-cold] [--skip-warm] [--json OUT]
+    python -m bench.book --with-models book/attention --skip-cold --skip-warm
 """
 
 from __future__ import annotations
@@ -27,7 +36,9 @@ from pathlib import Path
 
 from nbclient import NotebookClient
 
+from bench import gpu_chapters
 from lib.course import reference
+from lib.course.download import cache_dir
 from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +46,8 @@ BUILD = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all
          "--keep-going"]
 WARM_CACHE = ("the reference model only: the chapters' small experiments (lib.course.memo) ran "
               "again, as in a fresh runtime that has just downloaded the model")
+COLD_MODELS = ("every model trained here: $SEQ2SEQ_RELEASE_URL pointed at a folder that does "
+               "not exist, so nothing published was downloaded")
 EXECUTED = re.compile(r"([\w./-]+?)(?:\.ipynb)?: Executed notebook in ([\d.]+) seconds")
 
 
@@ -76,22 +89,57 @@ def nbclient_times(env: dict) -> dict[str, float]:
     return out
 
 
+def first_line(source: str) -> str:
+    """A cell's first line that is neither blank nor a cell option (`:tags:`), for naming it."""
+    lines = [ln.strip() for ln in source.splitlines()]
+    return next((ln for ln in lines if ln and not ln.startswith(":")), "")
+
+
+def with_models(page: str) -> dict:
+    """Execute chapter `page` (book/x) in a fresh kernel against the current cache; its seconds.
+
+    `computed` names the cached results (lib.course.memo files) that were missing and that the
+    execution therefore computed: empty when the chapter's models were all present, which is
+    the condition its target is stated for. `slowest_cells` says where the time went (code cell
+    index, seconds, the cell's first line).
+    """
+    results = cache_dir() / "results"
+    stamps = lambda: {f.name: f.stat().st_mtime_ns for f in results.glob("*.json")}  # noqa: E731
+    before, load = stamps(), os.getloadavg()[0]
+    gpu_chapters.kernel_environment()  # the kernel imports this checkout's lib
+    run = gpu_chapters.run_chapter(page)
+    code = [c.source for c in toc.read(toc.source(page, ROOT)).cells if c.cell_type == "code"]
+    return {"page": page, "seconds": run["seconds"], "ok": run["ok"],
+            "errors": [e["error"] for e in run["errors"]] + ([run["crash"]] if run["crash"]
+                                                              else []),
+            "computed": sorted(name for name, t in stamps().items() if before.get(name) != t),
+            "slowest_cells": [dict(c, first_line=first_line(code[c["code_cell"]]))
+                              for c in run["slowest_cells"]],
+            "cache": str(cache_dir()), "load_start": load, "load_end": os.getloadavg()[0]}
+
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-cold", action="store_true", help="skip the cold build")
     p.add_argument("--skip-warm", action="store_true")
+    p.add_argument("--with-models", action="append", default=[], metavar="PAGE",
+                   help="also time chapter PAGE (book/x) with its cached models present")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     result: dict = {"command": " ".join(["jupyter-book"] + BUILD[1:])}
     if not args.skip_cold:
         with tempfile.TemporaryDirectory(prefix="seq2seq-cold-cache-") as cache:
-            cold = dict(env, SEQ2SEQ_CACHE=cache)
+            # Nothing published can be fetched (lib.course.links.release_asset reads this
+            # folder, which does not exist): the reference model and the chapters' models
+            # (lib.course.chapter_models) are all trained here.
+            releases = (Path(cache) / "no-releases").as_uri()
+            cold = dict(env, SEQ2SEQ_CACHE=cache, SEQ2SEQ_RELEASE_URL=releases)
             train_s, _ = timed([sys.executable, "-m", "lib.course.reference", "--ensure"], cold)
             build_s, log = timed(BUILD, cold)
         result["cold"] = {"train_s": train_s, "build_s": build_s, "total_s": train_s + build_s,
-                          "chapters": chapter_times(log)}
+                          "chapters": chapter_times(log), "models": COLD_MODELS}
     if not args.skip_warm:
         model = reference.cache_path()
         if not model.is_file():
@@ -109,6 +157,8 @@ def main() -> None:
                     chapters, source = nbclient_times(warm), "nbclient, one notebook at a time"
             result["warm"] = {"build_s": build_s, "chapters": chapters,
                               "chapters_source": source, "cache": WARM_CACHE}
+    for page in args.with_models:
+        result.setdefault("with_models", {})[page] = with_models(page)
     if args.json:
         args.json.write_text(json.dumps(result))
     print(json.dumps(result))

@@ -10,6 +10,9 @@ figure in BENCHMARKS.md comes from this run's results (`_build/bench/results.jso
     python -m bench.run_all --quick --skip-cold    # short caps: proves the harness works
 
 If a part fails, the figures of the parts before it stay in _build/bench/results.partial.json.
+Two parts also keep their figures in committed files, from which BENCHMARKS.md's sections can be
+rendered without a full run: `bench.recipe_check` (hours of training; not run here) and
+`bench.chapter_models` (run here; it rewrites bench/results/chapter-models-cpu.json).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from bench import recipe_check, report
+from bench import chapter_models, recipe_check, report
 from bench.common import cpu_model
 from bench.joeynmt_compare import ensure_venv, venv_python
 from bench.training import WARMUP
@@ -40,21 +43,40 @@ OUT = ROOT / "_build" / "bench"
 COMMANDS: list[str] = []
 
 
-def run_json(cmd: list[str], json_arg: bool = True) -> dict:
-    """Run one part (a module of `bench`, from the repository root); -> its JSON (from
-    --json FILE, or the last stdout line)."""
+def run_output(cmd: list, extra: list = ()) -> str:
+    """Run one part (a module of `bench`, from the repository root), listed in the report's
+    commands without `extra`; -> its stdout. A failing part stops the run, naming itself."""
     shown = " ".join(str(c).replace(str(ROOT) + "/", "") for c in cmd)
     COMMANDS.append(shown)
     print(f"$ {shown}", file=sys.stderr, flush=True)
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = Path(f.name)
-    full = [str(c) for c in cmd] + (["--json", str(path)] if json_arg else [])
-    proc = subprocess.run(full, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run([str(c) for c in [*cmd, *extra]], cwd=ROOT, stdout=subprocess.PIPE,
+                          text=True)
     if proc.returncode != 0:
         raise SystemExit(f"benchmark part failed (exit {proc.returncode}): {shown}")
-    text = path.read_text() if json_arg else proc.stdout.strip().splitlines()[-1]
+    return proc.stdout
+
+
+def run_json(cmd: list, json_arg: bool = True) -> dict:
+    """Run one part; -> its JSON (from --json FILE, or the last stdout line)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = Path(f.name)
+    out = run_output(cmd, ["--json", path] if json_arg else [])
+    text = path.read_text() if json_arg else out.strip().splitlines()[-1]
     path.unlink(missing_ok=True)
     return json.loads(text)
+
+
+def attention_parts(py: str, quick: bool) -> dict:
+    """The attention chapter's models (bench.chapter_models: from the cache, or fine-tuned now,
+    then the chapter timed with them cached), then the Playground in Chromium with both models
+    (exported first, as `make playground` does; the attention copy is cached by then)."""
+    run_output([py, "-m", "bench.chapter_models", "run"])
+    run_output([py, "-m", "lib.course.playground", "--out", "_build/playground"])
+    cmd = [py, "-m", "bench.playground", "--repeats", 3 if quick else 11]
+    output = run_output(cmd)
+    return {"chapter_models": chapter_models.committed_results(),
+            "playground": {"command": "python " + " ".join(str(c) for c in cmd[1:]),
+                           "output": output}}
 
 
 def machine(threads: int) -> dict:
@@ -121,7 +143,13 @@ def main() -> None:
 
     keep(results)
 
-    # 2. time to BLEU 20 (the models are kept for decoding)
+    # 2. the attention chapter's models and its execution, the Playground (before the long
+    # training runs: a missing browser or export fails the run early)
+    results.update(attention_parts(py, quick))
+
+    keep(results)
+
+    # 3. time to BLEU 20 (the models are kept for decoding)
     extra = ["--eval-every", eval_every] if eval_every else []
     ttb_ours = run_json([py, "-m", "bench.time_to_bleu", "--minutes", minutes, *extra])
     ttb_joey = run_json([py, "-m", "bench.joeynmt_compare", "train", "--minutes", minutes,
@@ -132,7 +160,7 @@ def main() -> None:
 
     keep(results)
 
-    # 3. decoding
+    # 4. decoding
     dec_repeats = 1 if quick else 3
     d_ours = run_json([py, "-m", "bench.decode_speed", "--repeats", dec_repeats])
     d_joey = run_json([py, "-m", "bench.joeynmt_compare", "decode", "--repeats", dec_repeats],
@@ -148,7 +176,7 @@ def main() -> None:
 
     keep(results)
 
-    # 4. BLEU implementations (the bench venv has torchmetrics)
+    # 5. BLEU implementations (the bench venv has torchmetrics)
     b = run_json([bench_py, "-m", "bench.bleu_speed", "--repeats", 3 if quick else 7])
     b["speedup"] = b["corpus"]["sacrebleu_s"] / b["corpus"]["lib_s"]
     b["sentence_speedup"] = b["sentence"]["sacrebleu_s"] / b["sentence"]["lib_s"]
@@ -156,7 +184,7 @@ def main() -> None:
 
     keep(results)
 
-    # 5. the book
+    # 6. the book
     if args.skip_book:
         results["book"] = {"command": "jupyter-book build . --all -n -W --keep-going",
                            "cold": {"skipped": "--skip-book"},
@@ -169,7 +197,7 @@ def main() -> None:
             book["warm"] = {"skipped": book["warm_missing"]}
         results["book"] = book
 
-    # 6. the training-settings sweeps: committed results (hours of training), rendered as measured
+    # 7. the training-settings sweeps: committed results (hours of training), rendered as measured
     results["sweep"] = recipe_check.committed_results()
 
     if reference.reference_key() != key:  # lib, the data or the settings changed mid-run

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 from pathlib import Path
 
 import pytest
 
-from bench import book, recipe_check, report
+from bench import book, chapter_models, recipe_check, report
+from lib import long_inputs
+from lib.course import reference
 
 
 def _ttb(reached):
@@ -19,6 +23,26 @@ def _ttb(reached):
 def _decode(g, b):
     return {"sentences": 2000, "greedy": {"sentences_per_s": g, "bleu": 30.5},
             "beam5": {"sentences_per_s": b, "bleu": 31.5}}
+
+
+def _model(label, bleus, steps, from_cache=True):
+    return {"label": label, "key": f"long-inputs-{label[:3]}", "config": {}, "steps": steps,
+            "from_cache": from_cache, "minutes": steps / 40, "decode_seconds": 33.3,
+            "buckets": [{"bucket": b, "sources": n, "bleu": s} for b, n, s in
+                        zip(("1–8", "9–16", "≥ 17"), (400, 300, 0), bleus)]}
+
+
+CHAPTER = {"page": "book/attention", "seconds": 48.25, "ok": True, "errors": [], "computed": [],
+           "slowest_cells": [{"code_cell": 7, "seconds": 20.5, "first_line": "runs = f()"},
+                             {"code_cell": 3, "seconds": 9.0, "first_line": "x = 1"}],
+           "cache": "/c", "load_start": 0.1, "load_end": 0.2}
+PLAYGROUND_OUT = """machine: Test CPU 9000, 2 CPUs; browser: /usr/bin/chromium
+  reference model export abc: 9.87 MB [ok]
+  attention model export: 10.12 MB [ok]
+  page load until the reference model is ready: 812 ms
+  reference model, beam 5            median  123.4 ms   min  120.0   max  130.0   [ok]
+  attention model, beam 5            median  321.0 ms   min  300.0   max  350.0   [OVER]
+"""
 
 
 RESULTS = {
@@ -52,7 +76,7 @@ RESULTS = {
              "speedup": 1.89, "sentence_speedup": 2.0},
     "book": {"command": "jupyter-book build . --all -n -W --keep-going",
              "cold": {"train_s": 1080.0, "build_s": 180.0, "total_s": 1260.0,
-                      "chapters": {"book/tensors": 20.0}},
+                      "chapters": {"book/tensors": 20.0}, "models": book.COLD_MODELS},
              "warm": {"build_s": 185.0, "chapters": {"book/tensors": 21.5, "book/bleu": 150.0},
                       "chapters_source": "myst-nb build log"}},
     "sweep": {
@@ -67,6 +91,17 @@ RESULTS = {
                          {"name": "label_smoothing=0.2", "overrides": {"label_smoothing": 0.2},
                           "reference_key": "0123456789abcdef",
                           "greedy": 36.11, "beam5": 39.05, "test_sentences": 2000}]}},
+    "chapter_models": {
+        "date": "2030-01-04 05:06", "machine": "Test CPU 9000, 2 cores, 2 torch threads",
+        "torch": "2.13.0+cpu", "reference_key": "0123456789abcdef", "test_sources": 700,
+        "k_max": 6, "made_here_minutes": None, "chapter": CHAPTER,
+        "longest": {"bucket": "≥ 17", "sources": 120, "difference": 2.25, "low": 0.5,
+                    "high": 4.0},
+        "models": [_model("reference as it is", (30.0, 20.0, None), 0),
+                   _model("fixed vector", (31.0, 24.0, None), 200),
+                   _model("attention", (32.0, 31.5, None), 200, from_cache=False)]},
+    "playground": {"command": "python -m bench.playground --repeats 11",
+                   "output": PLAYGROUND_OUT},
 }
 
 
@@ -81,7 +116,28 @@ def test_every_figure_is_rendered():
                  "| ls2 | label_smoothing=0.2 | 3.16 | 36.87 | 39.34 | 1.19 |",
                  "No run reached greedy >= 37 and beam 5 >= 40: the best greedy score was 36.11 "
                  "(label_smoothing=0.2), the best beam-5 score 39.05 (label_smoothing=0.2).",
-                 report.KEY_LINE.format(key="0123456789abcdef")):
+                 report.KEY_LINE.format(key="0123456789abcdef"),
+                 "| Cold strict book build, every model trained here (#26) | <= 35 min | 21.0 "
+                 "min | met |",
+                 "| The attention chapter executes with its models cached (#26) | <= 60 s | "
+                 "48.2 s | met |",
+                 "| model | 1–8 (400) | 9–16 (300) | ≥ 17 (0) | training steps | training min | "
+                 "decoding s | made by | key |",
+                 "| fixed vector | 31.0 | 24.0 | – | 200 | 5.0 | 33 | the cache | "
+                 "`long-inputs-fix` |",
+                 "| attention | 32.0 | 31.5 | – | 200 | 5.0 | 33 | this run | `long-inputs-att` |",
+                 "on its 700 joined test sources (1 to 6 test sentences joined",
+                 "from reference model `0123456789abcdef`",
+                 "From sources of 1–8 tokens to sources of 9–16 tokens, the fixed-vector copy's "
+                 "BLEU falls (31.0 to 24.0)",
+                 "On the 120 sources of ≥ 17 tokens, attention minus fixed vector is +2.2 BLEU "
+                 "(95 % interval +0.5 to +4.0, paired bootstrap). The attention copy scores "
+                 "higher than the fixed-vector copy",
+                 "`book/attention` executed in 48.2 s with its models cached: within the target "
+                 "of 60 s, met.",
+                 "## The Playground in Chromium", "`python -m bench.playground --repeats 11`",
+                 "attention model, beam 5            median  321.0 ms",
+                 "1 of 4 figures with a target miss it"):
         assert text in md, text
     assert "None" not in md and "nan" not in md
     assert "**missed**" in md  # the slowest chapter (150 s) misses the 1-minute target
@@ -109,7 +165,8 @@ def test_the_full_softmax_row_appears_with_a_shortlist():
 @pytest.mark.parametrize("path", ["throughput.ratio", "machine.cpu", "decoding.ratio_beam5",
                                   "bleu.torchmetrics_plain.torchmetrics_score",
                                   "book.warm.build_s", "time_to_bleu.ours.best_bleu",
-                                  "reference.key"])
+                                  "reference.key", "chapter_models.longest.low",
+                                  "chapter_models.chapter.seconds", "playground.output"])
 def test_a_missing_figure_is_refused(path):
     results = copy.deepcopy(RESULTS)
     node = results
@@ -151,10 +208,6 @@ def test_chapter_log_lines_are_parsed():
 def test_benchmarks_md_describes_the_current_reference_model():
     """A report of an older model (other data, settings or training code) fails the suite:
     regenerate it with `make bench`."""
-    import re
-
-    from lib.course import reference
-
     text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text(encoding="utf-8")
     pattern = re.escape(report.KEY_LINE).replace(re.escape("{key}"), "([0-9a-f]{16})")
     named = re.findall(pattern, text)
@@ -197,8 +250,157 @@ def test_benchmarks_md_reports_the_committed_sweeps():
 
 
 def test_the_committed_cpu_sweep_scores_the_current_reference_model():
-    from lib.course import reference
-
     runs = recipe_check.committed_results()["cpu"]["runs"]
     assert [r["reference_key"] for r in runs if r["name"] == "reference"] == [
         reference.reference_key()], "score it again: python -m bench.recipe_check run reference"
+
+
+# The attention chapter's models (bench/chapter_models.py) and the Playground.
+
+@pytest.mark.parametrize("fixed, attention, expected", [
+    ((30.0, 25.0, 20.0), (30.0, 29.5, 29.2), "falls (30.0 to 20.0) and the attention copy's "
+     "holds (30.0 to 29.2; within 1 BLEU counts as holding): the pattern the bottleneck "
+     "predicts."),
+    ((30.0, 20.0), (30.0, 33.0), "falls (30.0 to 20.0) and the attention copy's rises (30.0 "
+     "to 33.0; within 1 BLEU counts as holding): the pattern the bottleneck predicts."),
+    ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector copy's, "
+     "so at this budget it does not remove the fall."),
+    ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector copy's, "
+     "so at this budget it does not remove the fall."),
+    ((30.0, 20.0), (30.5, 20.0), "attention falls too, by about as much as the fixed-vector "
+     "copy's, so at this budget it does not remove the fall."),
+    ((30.0, 29.5), (30.0, 20.0), "BLEU holds (30.0 to 29.5) and the attention copy's falls "
+     "(30.0 to 20.0; within 1 BLEU counts as holding): the fixed-vector copy does not fall, so "
+     "no bottleneck shows at this budget."),
+    ((20.0, 25.0), (20.0, 26.0), "BLEU rises (20.0 to 25.0) and the attention copy's rises "
+     "(20.0 to 26.0; within 1 BLEU counts as holding): the fixed-vector copy does not fall, so "
+     "no bottleneck shows at this budget."),
+])
+def test_the_long_input_verdict_follows_both_curves(fixed, attention, expected):
+    text = report.long_input_verdict(list(fixed), list(attention), "1–8", "≥ 33")
+    assert text.startswith("From sources of 1–8 tokens to sources of ≥ 33 tokens, the fixed-vector "
+                           "copy's ")
+    assert text.endswith(expected), text
+
+
+def test_the_chapter_time_verdict_says_met_missed_or_why_it_is_not_the_time():
+    verdict = report.chapter_time_verdict
+    assert verdict(CHAPTER, 60.0) == ("`book/attention` executed in 48.2 s with its models "
+                                      "cached: within the target of 60 s, met.")
+    assert report.chapter_time_measured(CHAPTER)
+    slow = dict(CHAPTER, seconds=74.5)
+    assert verdict(slow, 60.0) == (
+        "`book/attention` executed in 74.5 s with its models cached: **missed** by 14.5 s "
+        "(target 60 s). Where the time went, the slowest cells: code cell 7 (`runs = f()`) "
+        "20.5 s; code cell 3 (`x = 1`) 9.0 s.")
+    computed = dict(CHAPTER, computed=["long-inputs-1.json"])
+    assert verdict(computed, 60.0) == (
+        "`book/attention` executed in 48.2 s, but it computed cached results that were missing "
+        "(`long-inputs-1.json`), so that is not its time with its models present.")
+    failed = dict(CHAPTER, ok=False, errors=["NameError: x"])
+    assert verdict(failed, 60.0) == ("`book/attention` executed in 48.2 s, but it failed "
+                                     "(NameError: x), so that is not its execution time.")
+    assert verdict({"skipped": "--skip-chapter"}, 60.0) == (
+        "Its execution time: not measured in this run (--skip-chapter).")
+    for chapter in (computed, failed, {"skipped": "--skip-chapter"}):
+        assert not report.chapter_time_measured(chapter)
+        results = copy.deepcopy(RESULTS)
+        results["chapter_models"]["chapter"] = chapter
+        assert ("| The attention chapter executes with its models cached (#26) | <= 60 s | "
+                "not measured in this run (see its section) | |") in report.render(results)
+
+
+def test_a_missed_chapter_target_is_rendered_with_its_gap():
+    results = copy.deepcopy(RESULTS)
+    results["chapter_models"]["chapter"]["seconds"] = 74.5
+    md = report.render(results)
+    assert ("| The attention chapter executes with its models cached (#26) | <= 60 s | 74.5 s "
+            "| **missed** |") in md
+    assert "**missed** by 14.5 s (target 60 s)" in md
+
+
+def test_the_models_must_share_their_buckets():
+    results = copy.deepcopy(RESULTS)
+    results["chapter_models"]["models"][1]["buckets"][0]["bucket"] = "1–9"
+    with pytest.raises(report.MissingFigure, match="different buckets"):
+        report.render(results)
+
+
+def test_the_playground_verdict_names_each_miss():
+    assert report.playground_verdict(PLAYGROUND_OUT) == (
+        "1 of 4 figures with a target miss it: `attention model, beam 5            median  "
+        "321.0 ms   min  300.0   max  350.0   [OVER]`.")
+    fine = PLAYGROUND_OUT.replace("[OVER]", "[ok]")
+    assert report.playground_verdict(fine) == "All 4 figures with a target are within it."
+    alone = "\n".join(ln for ln in fine.splitlines() if "attention" not in ln) + (
+        "\n  attention model: not in the export (run the attention chapter)\n")
+    assert report.playground_verdict(alone) == (
+        "All 2 figures with a target are within it. The attention model was not in the "
+        "export, so its figures were not measured.")
+    with pytest.raises(report.MissingFigure, match="playground"):
+        report.playground_verdict("machine: x\n")
+
+
+def test_a_skipped_playground_is_not_measured():
+    results = copy.deepcopy(RESULTS)
+    results["playground"] = {"skipped": "no Chromium"}
+    md = report.render(results)
+    assert "## The Playground in Chromium\n\nnot measured in this run (no Chromium)." in md
+    assert "[OVER]" not in md
+
+
+def test_a_section_is_spliced_in_place_before_a_heading_or_appended():
+    splice = report.splice
+    new = "## New\n\nnew table\n"
+    assert splice("# B\n\n## Old\n\nold\n\n## After\n", "## Old\n\nfresh\n") == (
+        "# B\n\n## Old\n\nfresh\n\n## After\n")
+    assert splice("# B\n\n## Old\n\nold\n", "## Old\n\nfresh\n") == "# B\n\n## Old\n\nfresh\n"
+    assert splice("# B\n\n## Sweep\n\ns\n", new, before="## Sweep") == (
+        "# B\n\n## New\n\nnew table\n\n## Sweep\n\ns\n")
+    assert splice("# B\n\n## Book\n\nx\n", new, before="## Sweep") == (
+        "# B\n\n## Book\n\nx\n\n## New\n\nnew table\n")
+    assert splice("# B\n\n## New heading\n\nx\n", new) == (  # a longer heading is another
+        "# B\n\n## New heading\n\nx\n\n## New\n\nnew table\n")
+
+
+def test_the_chapter_models_section_is_spliced_from_a_results_file(tmp_path):
+    results = tmp_path / "chapter-models.json"
+    results.write_text(json.dumps(RESULTS["chapter_models"]), encoding="utf-8")
+    md = tmp_path / "BENCHMARKS.md"
+    md.write_text(f"# Benchmarks\n\n## The book\n\nx\n\n{recipe_check.SECTION}\n\ns\n",
+                  encoding="utf-8")
+    chapter_models.main(["splice", "--results", str(results), "--report", str(md)])
+    section = chapter_models.section(RESULTS["chapter_models"])
+    assert md.read_text(encoding="utf-8") == (f"# Benchmarks\n\n## The book\n\nx\n\n"
+                                              f"{section.strip()}\n\n{recipe_check.SECTION}"
+                                              "\n\ns\n")
+    chapter_models.main(["splice", "--results", str(results), "--report", str(md)])  # again
+    assert md.read_text(encoding="utf-8").count(report.CHAPTER_MODELS_SECTION) == 1
+
+
+def test_the_bench_scores_the_chapters_own_models():
+    """bench.chapter_models.CONFIGS is book/attention.md's `ft_configs`, label for label."""
+    text = (Path(__file__).resolve().parents[1] / "book" / "attention.md").read_text(
+        encoding="utf-8")
+    ft = re.search(r"^ft = (long_inputs\.FinetuneConfig\(.*\))$", text, re.M)
+    configs = re.search(r"^ft_configs = (\{.*?\})$", text, re.M | re.S)
+    assert ft and configs, "book/attention.md no longer defines ft and ft_configs as expected"
+    names = {"long_inputs": long_inputs}
+    names["ft"] = eval(ft.group(1), names)  # noqa: S307 - the chapter's own expression
+    assert eval(configs.group(1), names) == chapter_models.CONFIGS  # noqa: S307
+
+
+def test_a_cell_is_named_by_its_first_line_of_code():
+    assert book.first_line("\n  # load\nx = 1\n") == "# load"
+    assert book.first_line(":tags: [hide-input]\n\nfig = 1") == "fig = 1"
+    assert book.first_line("") == ""
+
+
+def test_an_older_cold_build_does_not_count_as_every_model_trained_here():
+    results = copy.deepcopy(RESULTS)
+    assert "nothing published was downloaded" in report.render(results)
+    del results["book"]["cold"]["models"]  # a cold build that could download published models
+    md = report.render(results)
+    assert ("| Cold strict book build, every model trained here (#26) | <= 35 min | not "
+            "measured in this run (that cold build could download published models) | |") in md
+    assert "| Cold strict book build | <= 20 min | 21.0 min | **missed** |" in md

@@ -1,0 +1,143 @@
+"""The attention chapter's models on long inputs: BLEU by source length, their cost, their keys.
+
+book/attention.md scores three models on joined test sources (lib.long_inputs): the reference
+model as it is, and two copies of it fine-tuned on joined pairs, one with its fixed context and
+one with attention. This records, for each, corpus BLEU per source-length bucket, its training
+steps and minutes, the seconds it took to translate the test sources, and its key: the name of
+the result file `lib.long_inputs.cached_runs` keeps (a hash of its settings, the reference
+model's key and the code), beside the reference model's key. The models come from that cache
+when a build left them there; the missing ones are made as the chapter makes them (fine-tuned
+side by side, or downloaded where lib.long_inputs fetches published runs).
+
+It then times the chapter itself executing with those models cached (`bench.book.with_models`),
+for the issue's target: the attention chapter executes in at most 60 s on 2 CPU cores with its
+models present.
+
+    python -m bench.chapter_models run       # -> RESULTS, and its JSON on stdout
+    python -m bench.chapter_models splice    # BENCHMARKS.md's section, from RESULTS
+
+RESULTS (bench/results/chapter-models-cpu.json) is committed: a full `make bench` runs this
+again, and `splice` renders it into BENCHMARKS.md without a full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+import torch
+
+from bench import book, recipe_check, report
+from bench.common import cpu_model
+from lib import long_inputs
+from lib.course import reference
+from lib.data import load_corpus
+from lib.long_inputs import FinetuneConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "chapter-models-cpu.json"
+CHAPTER = "book/attention"
+# book/attention.md's `ft_configs`, by the chapter's labels (tests/test_bench_report.py checks
+# that the chapter still defines these).
+CONFIGS = {"reference as it is": FinetuneConfig(steps=0),
+           "fixed vector": FinetuneConfig(),
+           "attention": FinetuneConfig(attention=True)}
+FIXED, ATTENTION = "fixed vector", "attention"
+
+
+def model_key(config: FinetuneConfig) -> str:
+    """The name `cached_runs` keeps `config`'s result and weights under (without suffix)."""
+    return long_inputs.weights_path(config).stem
+
+
+def result_stamp(config: FinetuneConfig) -> int | None:
+    """The modification time of `config`'s cached result (None: not cached): a run that reads
+    it from the cache leaves it as it was, one that fine-tunes or downloads it writes it."""
+    result = long_inputs.weights_path(config).with_suffix(".json")
+    return result.stat().st_mtime_ns if result.is_file() else None
+
+
+def buckets(hypotheses: list[str], groups) -> list[dict]:
+    """lib.long_inputs.bleu_by_bucket as JSON; an empty bucket's BLEU is None, not NaN."""
+    return [{"bucket": long_inputs.bucket_label(b), "sources": n, "bleu": s if n else None}
+            for b, n, s in long_inputs.bleu_by_bucket(hypotheses, groups)]
+
+
+def longest_bucket(runs: dict, groups) -> dict:
+    """Attention minus fixed vector on the longest bucket's sources: paired bootstrap."""
+    last = long_inputs.BUCKETS[-1]
+    idx = [i for i, (en, _, _) in enumerate(groups)
+           if long_inputs.bucket_of(long_inputs.source_length(en)) == last]
+    diff, lo, hi = long_inputs.paired_bootstrap(
+        [runs[ATTENTION]["hypotheses"][i] for i in idx],
+        [runs[FIXED]["hypotheses"][i] for i in idx], [groups[i][1] for i in idx])
+    return {"bucket": long_inputs.bucket_label(last), "sources": len(idx), "difference": diff,
+            "low": lo, "high": hi}
+
+
+def run(time_chapter: bool = True) -> dict:
+    """Score the chapter's models (from the cache, or fine-tuned now) and time the chapter."""
+    split = load_corpus().split
+    before = {label: result_stamp(c) for label, c in CONFIGS.items()}
+    start = time.perf_counter()
+    runs = long_inputs.cached_runs(CONFIGS)
+    wall = time.perf_counter() - start
+    cached = {label: before[label] is not None and before[label] == result_stamp(c)
+              for label, c in CONFIGS.items()}
+    groups = {label: long_inputs.test_groups(c, split) for label, c in CONFIGS.items()}
+    models = [{"label": label, "key": model_key(c), "config": dataclasses.asdict(c),
+               "from_cache": cached[label], "steps": runs[label]["steps"],
+               "minutes": runs[label]["seconds"] / 60,
+               "decode_seconds": runs[label]["decode_seconds"],
+               "buckets": buckets(runs[label]["hypotheses"], groups[label])}
+              for label, c in CONFIGS.items()]
+    record = {"date": time.strftime("%Y-%m-%d %H:%M"),
+              "machine": f"{cpu_model()}, {os.cpu_count()} cores, "
+                         f"{torch.get_num_threads()} torch threads",
+              "torch": torch.__version__, "reference_key": reference.reference_key(),
+              "test_sources": len(groups[FIXED]), "k_max": CONFIGS[FIXED].k_max,
+              "models": models, "longest": longest_bucket(runs, groups[FIXED]),
+              "made_here_minutes": None if all(cached.values()) else wall / 60}
+    record["chapter"] = (book.with_models(CHAPTER) if time_chapter
+                         else {"skipped": "bench.chapter_models run --skip-chapter"})
+    return record
+
+
+def committed_results(path: Path = RESULTS) -> dict:
+    """RESULTS as the report reads it (results["chapter_models"])."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def section(data: dict) -> str:
+    return "\n".join(report.section_chapter_models({"chapter_models": data}))
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--results", type=Path, default=RESULTS)
+    r.add_argument("--skip-chapter", action="store_true",
+                   help="score the models only; the chapter is not timed")
+    s = sub.add_parser("splice")
+    s.add_argument("--results", type=Path, default=RESULTS)
+    s.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
+    args = p.parse_args(argv)
+    if args.cmd == "run":
+        record = run(time_chapter=not args.skip_chapter)
+        args.results.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(json.dumps(record))
+    else:
+        text = report.splice(args.report.read_text(encoding="utf-8"),
+                             section(committed_results(args.results)),
+                             before=recipe_check.SECTION)
+        args.report.write_text(text, encoding="utf-8")
+        print(f"wrote the {report.CHAPTER_MODELS_SECTION!r} section of {args.report}")
+
+
+if __name__ == "__main__":
+    main()
