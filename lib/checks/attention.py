@@ -4,23 +4,31 @@
   steps at once, e_{t,j} = v^T tanh(W_s s_t + W_h h_j), against explicit loops.
 * `check_masked_softmax(fn)`: `fn(scores, lengths)` -> weights (B, S) that sum to 1 over the
   real positions, are exactly 0 on the padding ("padding got weight" otherwise), and are all 0,
-  not nan, on a row with no real position (length 0); differentiable.
+  not nan, on a row with no real position (length 0); differentiable; the scores left as they
+  were (an in-place change, `masked_fill_` or `scores[...] = ...`, is named).
 * `check_contexts(fn)`: `fn(weights, states)` -> the contexts (B, T, H) of all T steps, from
   weights (B, T, S) and time-major states (S, B, H), against loops.
-* `check_guess(fn)`: `fn(t, L)` -> an input position 0 .. L-1 (its form only: it is a guess).
-* `check_strongest(fn)`: `fn(weights)` -> for each row of weights (T, S), the position of its
-  largest weight.
-* `check_attention_budget(fn)`: `fn(S, H, A)` -> the numbers each decoder can read about the
-  source and the multiply-adds attention adds to one decoder step.
+* `check_offsets(fn)`: `fn(weights)` -> for each digit row t of a reversal heatmap (L + 1, L),
+  its peak's column minus L - 1 - t, the column of the digit it copies, against a loop.
+* `check_guess(fn, weights)`: `fn(t, L)` -> the column the reader expects the reversal model to
+  peak on for output digit t, against the model's measured weights; names the off-by-ones.
+* `check_crossover(fn)`: `fn(E, H, A, V, layers)` -> the source length at which attention's
+  extra multiply-adds per decoder step equal the whole fixed-vector step's, against a count from
+  real layers (`lib.timing.decoder_step_macs`).
 
 Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 
+from lib.attention import AdditiveAttention
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
+from lib.decoder import Decoder
+from lib.timing import decoder_step_macs
 
 # ---------------------------------------------------------------------------------------------
 # The reference answers: explicit loops, independent of lib.attention's batched code
@@ -139,7 +147,15 @@ def check_all_scores(fn) -> CheckResult:
 def _softmax_case(fn, scores, lengths, what: str) -> str:
     leaf = scores.clone().requires_grad_(True)  # for the gradient check at the end
     scores = leaf.clone()  # (B, S) not a leaf: an in-place change is named, not refused
-    got = _tensor("the weights (B, S)", call(fn, scores, lengths, names=("scores", "lengths")))
+    try:  # the harness compares every argument with its snapshot from before the call
+        got = call(fn, scores, lengths, names=("scores", "lengths"))
+    except Mismatch as e:
+        if "in place" not in str(e):
+            raise
+        raise Mismatch(f"{what}: {e}. The scores are the caller's, who may still read them (to "
+                       f"print them, or to mask them another way): masked_fill makes a new "
+                       f"tensor, masked_fill_ changes the caller's") from None
+    got = _tensor("the weights (B, S)", got)
     weights = got
     got = got.detach().to(torch.float64)
     expect_shape("the weights", got, tuple(scores.shape))
@@ -262,77 +278,137 @@ def check_contexts(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. strongest(weights) -> the position of each row's largest weight
+# 4. offsets(weights) and guess(t, L): where the reversal model's attention peaks
 # ---------------------------------------------------------------------------------------------
 
-# rows: output steps (the last one writes <eos>), columns: source positions
-PEAKS = torch.tensor([
-    [0.05, 0.10, 0.15, 0.70],
-    [0.10, 0.15, 0.60, 0.15],
-    [0.05, 0.80, 0.10, 0.05],
-    [0.55, 0.25, 0.10, 0.10],
-    [0.20, 0.30, 0.10, 0.40],
-], dtype=torch.float64)
+
+def offsets_reference(weights) -> list[int]:
+    """For each of the L digit rows of weights (L + 1, L) (the last row writes <eos>): the column
+    of the row's largest weight minus L - 1 - t, the column of the digit it copies."""
+    L = weights.size(1)
+    out = []
+    for t in range(L):
+        row = weights[t].tolist()
+        out.append(row.index(max(row)) - (L - 1 - t))
+    return out
 
 
-def _strongest_case(fn, weights) -> str:
-    got = call(fn, weights.clone(), names=("weights",))
-    T, S = weights.shape
-    expected = weights.argmax(-1).tolist()
+def peaked_weights(peaks: list[int], eos_peak: int = 0, seed: int = 0) -> torch.Tensor:
+    """Weights (L + 1, L) of a made-up reversal heatmap: row t peaks on column peaks[t], the
+    <eos> row on eos_peak, every row a softmax of random scores that sums to 1."""
+    L = len(peaks)
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(L + 1, L, generator=g, dtype=torch.float64)
+    for t, p in enumerate(list(peaks) + [eos_peak]):
+        scores[t, p] = scores[t].max() + 2.0
+    return torch.softmax(scores, dim=-1)
+
+
+def _positions(got, what: str) -> list:
     if torch.is_tensor(got):
         if got.is_floating_point():
-            raise Mismatch("you returned the largest weights themselves; return where they are: "
-                           "the position (column) of each row's maximum")
+            raise Mismatch(f"you returned floating-point numbers ({what}); return whole numbers "
+                           f"of columns (argmax gives them)")
         got = got.tolist()
     if not isinstance(got, (list, tuple)) or not all(
             isinstance(p, int) and not isinstance(p, bool) for p in got):
-        raise Mismatch(f"return a list of positions (ints), one per row, got {got!r}")
-    got = list(got)
-    if len(got) != T:
-        hint = (": you took the maximum of each column (over the rows, dim 0); take it along "
-                "each row (dim -1), over the source positions") if len(got) == S else ""
-        raise Mismatch(f"return one position per row of weights (T = {T}), got {len(got)}{hint}")
+        raise Mismatch(f"return a list of ints ({what}), got {got!r}")
+    return list(got)
+
+
+def _offsets_case(fn, weights) -> str:
+    L = weights.size(1)
+    got = _positions(call(fn, weights.clone(), names=("weights",)), "one offset per digit row")
+    expected = offsets_reference(weights)
+    peaks = [o + (L - 1 - t) for t, o in enumerate(expected)]
     if got == expected:
-        return f"{T} rows"
-    if got == [p + 1 for p in expected]:
-        raise Mismatch("your positions count from 1; count from 0, as Python indexes, so that "
-                       "src_tokens[p] is the strongest source token")
-    if got == weights.argmin(-1).tolist():
-        raise Mismatch("you returned each row's smallest weight's position; take the largest")
+        return f"L = {L}: {L} digit rows"
+    if got[:L] == [o - 1 for o in expected]:
+        raise Mismatch(f"every offset is 1 too small: you took L from the rows, but weights has "
+                       f"L + 1 = {L + 1} rows (the last writes <eos>); L, the number of digits, "
+                       f"is the number of columns, weights.size(1) = {L}")
+    if len(got) == L + 1 and got[:L] == expected:
+        raise Mismatch(f"return one offset per digit row, {L}: the last of the {L + 1} rows "
+                       f"writes <eos>, which copies no digit")
+    if len(got) != L:
+        raise Mismatch(f"return one offset per digit row: {L} rows (weights has L + 1 = {L + 1}, "
+                       f"the last for <eos>), got {len(got)}")
+    if got == [-o for o in expected]:
+        raise Mismatch("your offsets have the wrong sign: the offset is the peak's column minus "
+                       "the copied digit's column, L - 1 - t, so + means right of the "
+                       "anti-diagonal, towards the later states")
+    if got == [p - t for t, p in enumerate(peaks)]:
+        raise Mismatch("you measured from the diagonal, column t; output digit t copies input "
+                       "digit L - 1 - t (the output is the input backwards)")
     t = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
-    raise Mismatch(f"row {t}: its largest weight is at position {expected[t]}, not {got[t]}")
+    raise Mismatch(f"row {t}: its largest weight is in column {peaks[t]} and the digit it copies "
+                   f"in column {L - 1 - t}, so its offset is {expected[t]:+d}, not {got[t]:+d}")
 
 
-def _guess_case(fn, L: int) -> str:
-    got = [call(fn, t, L, names=("t", "L")) for t in range(L)]
-    if torch.is_tensor(got[0]):
-        got = [int(g) if g.numel() == 1 else g for g in got]
-    bad = next((g for g in got if isinstance(g, bool) or not isinstance(g, int)), None)
-    if bad is not None:
-        raise Mismatch(f"guess(t, L) must return one input position, an int, got {bad!r}")
-    t = next((t for t, g in enumerate(got) if not 0 <= g < L), None)
-    if t is not None:
-        raise Mismatch(f"guess({t}, {L}) = {got[t]} is not an input position: positions count "
-                       f"from 0 to L - 1 = {L - 1}")
-    return f"L = {L}: a position for each t"
+def check_offsets(fn) -> CheckResult:
+    """`fn(weights)`: weights (L + 1, L), the last row <eos> -> [peak column - (L - 1 - t) for
+    each digit row t], against a loop over rows."""
+    return run_checks("the offsets from the anti-diagonal",
+                      lambda: _offsets_case(fn, peaked_weights([4, 4, 3, 2, 0], eos_peak=1)),
+                      lambda: _offsets_case(fn, peaked_weights([6, 6, 5, 3, 3, 2, 1], seed=1)))
 
 
-def check_guess(fn) -> CheckResult:
-    """`fn(t, L)` -> an input position in 0 .. L-1 for each output digit t. Only the form is
-    checked: the guess itself is the reader's prediction, compared with the model afterwards."""
-    return run_checks("your guess (its form only)", lambda: _guess_case(fn, 5),
-                      lambda: _guess_case(fn, 20))
+def _guess_case(fn, weights) -> str:
+    if not torch.is_tensor(weights) or weights.dim() != 2 or weights.size(0) != \
+            weights.size(1) + 1:
+        raise Mismatch(f"pass the reversal heatmap's weights, (L + 1, L) with the <eos> row "
+                       f"last (weights_toy), as the second argument; got "
+                       f"{getattr(weights, 'shape', type(weights).__name__)}")
+    L = weights.size(1)
+    peaks = weights[:L].argmax(dim=-1).tolist()  # the model's measured peak of each digit row
+    got = []
+    for t in range(L):
+        g = call(fn, t, L, names=("t", "L"))
+        if torch.is_tensor(g) and g.numel() == 1 and not g.is_floating_point():
+            g = int(g)
+        if isinstance(g, bool) or not isinstance(g, int):
+            raise Mismatch(f"guess(t, L) returns one column, an int; guess({t}, {L}) = {g!r}")
+        if not 0 <= g < L:
+            hint = (": L - t, one column right of the copied digit, runs off the end at t = 0, "
+                    "where the copied digit is the last one and no state comes after it. Which "
+                    "column is left for the first row? Look at the heatmap's first row"
+                    if t == 0 and g == L else "")
+            raise Mismatch(f"guess({t}, {L}) = {g} is not a column: the columns are 0 to "
+                           f"L - 1 = {L - 1}{hint}")
+        got.append(g)
+    misses = [t for t in range(L) if got[t] != peaks[t]]
+    listed = ", ".join(f"t = {t} (you: {got[t]}, the model: {peaks[t]})" for t in misses[:4]) \
+        + (", ..." if len(misses) > 4 else "")
+    if len(misses) <= L // 10:
+        return (f"your guess matches the model's peak on {L - len(misses)} of {L} rows"
+                + (f"; not on {listed}" if misses else ""))
+    shifts = [peaks[t] - got[t] for t in misses]
+    shift = max(set(shifts), key=shifts.count)
+    if got == [L - 1 - t for t in range(L)] and shift == 1:
+        raise Mismatch(f"an off-by-one: you guessed the column of the digit being copied, "
+                       f"L - 1 - t, but on {shifts.count(1)} of the {L} rows the model peaks one "
+                       f"column to the right. A column is a state, not a digit: the state one "
+                       f"step later has read that digit too")
+    if abs(shift) == 1 and 2 * shifts.count(shift) >= len(misses):
+        side = "right" if shift > 0 else "left"
+        raise Mismatch(f"an off-by-one: on {shifts.count(shift)} of the {L} rows the model peaks "
+                       f"one column to the {side} of your guess ({listed})")
+    if got == list(range(L)):
+        raise Mismatch("you guessed the diagonal, column t for output t; the output is the "
+                       "input backwards, so output digit t copies input digit L - 1 - t")
+    raise Mismatch(f"your guess matches the model's peak on {L - len(misses)} of {L} rows; it "
+                   f"differs on {listed}")
 
 
-def check_strongest(fn) -> CheckResult:
-    """`fn(weights)`: weights (T, S) -> [the position of the largest weight of each row]."""
-    return run_checks("the strongest position of each row",
-                      lambda: _strongest_case(fn, PEAKS),
-                      lambda: _strongest_case(fn, PEAKS[:, [3, 0, 2, 1]]))
+def check_guess(fn, weights) -> CheckResult:
+    """`fn(t, L)` -> the column 0 .. L-1 on which the reader expects the reversal model's weights
+    to peak for output digit t, compared with the model's measured weights (L + 1, L): right
+    when it matches the measured peak on at least 90 % of the digit rows."""
+    return run_checks("your guess against the model's weights", lambda: _guess_case(fn, weights))
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. attention_budget(S, H, A) -> {"fixed": ..., "attention": ..., "extra_per_step": ...}
+# 5. crossover(E, H, A, V, layers): the source length at which attention doubles a step's work
 # ---------------------------------------------------------------------------------------------
 
 
@@ -346,41 +422,78 @@ def budget_reference(S: int, H: int, A: int) -> dict:
     return {"fixed": H, "attention": S * H, "extra_per_step": A * H + S * A + S * H}
 
 
-def _budget_case(fn, S: int, H: int, A: int) -> str:
-    got = call(fn, S, H, A, names=("S", "H", "A"))
-    if not isinstance(got, dict) or set(got) != {"fixed", "attention", "extra_per_step"}:
-        raise Mismatch("return a dict with the keys 'fixed', 'attention' and 'extra_per_step'"
-                       f", got {got!r}")
-    expected = budget_reference(S, H, A)
-    if got["fixed"] != expected["fixed"]:
-        if got["fixed"] == S * H:
-            raise Mismatch("'fixed': the fixed-vector decoder reads one context c of H "
-                           "numbers, whatever the source length")
-        raise Mismatch(f"'fixed' for S={S}, H={H}: the context c has H = {H} numbers, got "
-                       f"{got['fixed']}")
-    if got["attention"] != expected["attention"]:
-        raise Mismatch(f"'attention' for S={S}, H={H}: the decoder can read every output "
-                       f"state h_1..h_S, S x H = {S * H} numbers; got {got['attention']}")
-    extra = got["extra_per_step"]
-    if extra == expected["extra_per_step"]:
-        return f"S={S}, H={H}, A={A}"
-    if extra == expected["extra_per_step"] + S * H * A:
-        raise Mismatch("you counted W_h h_j at every step; it does not depend on t, so it is "
-                       "computed once per sentence (AdditiveAttention.memory) and costs no "
-                       "step anything")
-    if extra == S * A + S * H:
-        raise Mismatch("you forgot W_s s_{t-1}: A x H multiply-adds, once per step")
-    if extra == A * H + S * A:
-        raise Mismatch("you forgot the weighted sum c_t = sum_j a_j h_j: S x H multiply-adds")
-    if extra == A * H + S * H:
-        raise Mismatch("you forgot the scores v^T tanh(...) at every position: S x A")
-    raise Mismatch(f"'extra_per_step' for S={S}, H={H}, A={A}: got {extra}, expected "
-                   f"{expected['extra_per_step']} (count W_s s_{{t-1}}, the S scores and the "
-                   f"weighted sum)")
+def crossover_reference(E: int, H: int, A: int, V: int, layers: int) -> float:
+    """The source length S at which the multiply-adds attention adds to one decoder step equal
+    those of the whole fixed-vector step (its GRU layers on [e(y); c] and its head), counted by
+    `lib.timing.decoder_step_macs` from a real decoder's layers (built on the meta device: shapes
+    only, no memory)."""
+    with torch.device("meta"):
+        decoder = Decoder(V, E, H, layers, attention=True)
+        decoder.attention = AdditiveAttention(H, H, A)
+    model = SimpleNamespace(decoder=decoder)
+    one, two = decoder_step_macs(model, 1), decoder_step_macs(model, 2)
+    per_token = two["attention"] - one["attention"]  # grows with S
+    per_step = one["attention"] - per_token  # the same at every S
+    return (one["gru"] + one["head"] - per_step) / per_token
 
 
-def check_attention_budget(fn) -> CheckResult:
-    """`fn(S, H, A)` -> {'fixed': H, 'attention': S * H, 'extra_per_step': A*H + S*A + S*H}."""
-    return run_checks("what attention reads and costs",
-                      lambda: _budget_case(fn, 5, 512, 512),
-                      lambda: _budget_case(fn, 30, 64, 16))
+def _crossover_mistakes(E: int, H: int, A: int, V: int, layers: int) -> list[tuple[float, str]]:
+    """(what a typical wrong count gives, what it got wrong)."""
+    def gru(first_in: int, gates: int = 3, n: int = layers) -> int:
+        return gates * H * (first_in + H) + (n - 1) * gates * H * (H + H)
+
+    fixed, head = gru(E + H) + H * V, H * V
+    return [
+        ((fixed - A * H) / (A + H + A * H),
+         "you counted W_h h_j at every step: it does not depend on the step, so it is computed "
+         "once per sentence (AdditiveAttention.memory), and the extra cost per source token is "
+         "A + H"),
+        (fixed / (A + H),
+         "you left out W_s s_{t-1}: A x H multiply-adds at every step, whatever S, so "
+         "attention's extra cost at S = 0 is not zero"),
+        ((gru(E + H) - A * H) / (A + H),
+         "you left out the prediction head, H x V multiply-adds, which every step pays, with or "
+         "without attention"),
+        ((gru(E) + head - A * H) / (A + H),
+         "the first GRU layer reads [e(y_{t-1}); c], E + H numbers, not the embedding alone: "
+         "3H(E + H + H) multiply-adds"),
+        ((gru(E + H, n=1) + head - A * H) / (A + H),
+         f"you counted one GRU layer; the decoder has {layers}, and each layer after the first "
+         f"reads the H numbers of the layer below: 3H(H + H)"),
+        ((gru(E + H, gates=4) + head - A * H) / (A + H),
+         "a GRU has three blocks of H rows (reset, update, candidate), 3H; four is an LSTM"),
+    ]
+
+
+def _crossover_case(fn, E: int, H: int, A: int, V: int, layers: int) -> str:
+    where = f"E={E}, H={H}, A={A}, V={V}, layers={layers}"
+    got = call(fn, E, H, A, V, layers, names=("E", "H", "A", "V", "layers"))
+    if torch.is_tensor(got) and got.numel() == 1:
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        raise Mismatch(f"return one number, a source length in tokens; got {got!r}")
+    expected = crossover_reference(E, H, A, V, layers)
+    if abs(got - expected) <= 1:
+        return f"{where}: {expected:,.1f} tokens"
+    for wrong, why in _crossover_mistakes(E, H, A, V, layers):
+        if layers == 1 and "one GRU layer" in why:
+            continue
+        if abs(got - wrong) <= 1:
+            raise Mismatch(f"{where}: {why}")
+    if got > 10 * expected:
+        raise Mismatch(f"{where}: you returned {got:,.0f}, which looks like a count of "
+                       f"multiply-adds; return the length S, in tokens, at which the two "
+                       f"counts are equal")
+    raise Mismatch(f"{where}: got {got:,.1f} tokens, expected {expected:,.1f} (count the fixed "
+                   f"step: every GRU layer's two weight matrices and the head; then attention's "
+                   f"extra per step, A x H + S(A + H); set them equal and solve for S)")
+
+
+def check_crossover(fn) -> CheckResult:
+    """`fn(E, H, A, V, layers)` -> the source length S (a float; within one token) at which
+    attention's extra multiply-adds per decoder step equal the fixed-vector step's, against a
+    count from real layers (`crossover_reference`)."""
+    return run_checks("the crossover length",
+                      lambda: _crossover_case(fn, 8, 16, 16, 40, 1),
+                      lambda: _crossover_case(fn, 16, 32, 24, 50, 3),
+                      lambda: _crossover_case(fn, 256, 512, 512, 4000, 2))

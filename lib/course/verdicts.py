@@ -554,39 +554,115 @@ def all_or_count(n_true: int, n: int) -> str:
     return f"all {n:,}" if n_true == n else f"{n_true:,} of {n:,}"
 
 
-def alignment_reading(last_share: float, block_share: float, in_order: bool,
-                      uniform_share: float = 0.0) -> str:
-    """What a heatmap of a joined source shows, from measured shares (0-1).
+# How close to uniform a row's weights must be, as a share of the uniform entropy log S, to count
+# as "close to uniform": at 0.9 a row over S = 30 tokens is as spread as uniform weights over
+# 30^0.9 = 21 of them. Rows whose strongest column is the last token count as "reading back the
+# last state" when they are a majority, and blocks need 15 points more weight on one sentence
+# than uniform weights put there. The sentences below print the measured values beside the words.
+NEAR_UNIFORM = 0.9
+BLOCK_MARGIN = 0.15
 
-    last_share: the share of output rows whose strongest column is the last source token (the
-    largest over the sources shown); block_share: the mean weight a row puts on the sentence it
-    draws on most, and uniform_share what uniform weights would put there; in_order: whether
-    that sentence never goes back as the output advances. Rows that mostly look at the last
-    token read back the final summary, not an alignment: no block claim then, nor when the
-    blocks hold little more than uniform weights would.
-    """
-    for name, share in (("last_share", last_share), ("block_share", block_share),
-                        ("uniform_share", uniform_share)):
+
+def alignment_kind(entropy: float, last: float, block: float, uniform_block: float) -> str:
+    """Which reading the measured weights of an attention model support (`lib.alignment`):
+    'uniform' (mean row entropy at least NEAR_UNIFORM of log S), else 'last' (the strongest
+    column is the last source token in at least half the rows), else 'blocks' (the sentence a
+    row draws on most holds BLOCK_MARGIN more weight than uniform weights would put there), else
+    'spread'. block and uniform_block may be nan (no source of two sentences): then no blocks."""
+    for name, share in (("entropy", entropy), ("last", last)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
-    if last_share >= 0.5:
-        return (f"on at least one of these sources the strongest column of {100 * last_share:.0f} "
-                f"% of the output rows is the last source token, whatever word they write: the "
-                f"model reads back the summary at the end of the source, the context its decoder "
-                f"was trained with, instead of aligning words, so these heatmaps show no "
-                f"alignment to read and the fine-tuned copy is no control for the bottleneck")
-    if block_share < uniform_share + 0.15:
-        return (f"a row puts on average {100 * block_share:.0f} % of its weight on the sentence "
-                f"it draws on most, where weights spread evenly would put up to "
-                f"{100 * uniform_share:.0f} %: no blocks to speak of")
-    order = ("never goes back to an earlier sentence" if in_order
-             else "goes back to an earlier sentence at least once")
-    return (f"a row puts on average {100 * block_share:.0f} % of its weight on one sentence, the "
-            f"one it draws on most (evenly spread weights would put up to "
-            f"{100 * uniform_share:.0f} %), "
-            f"and as the output advances that sentence {order}"
-            + (": blocks along the diagonal, one sentence translated after the other"
-               if in_order and block_share >= 0.5 else ""))
+    for name, share in (("block", block), ("uniform_block", uniform_block)):
+        if not (math.isnan(share) or 0.0 <= share <= 1.0):
+            raise ValueError(f"{name} must be a share between 0 and 1 (or nan), got {share!r}")
+    if entropy >= NEAR_UNIFORM:
+        return "uniform"
+    if last >= 0.5:
+        return "last"
+    if block >= uniform_block + BLOCK_MARGIN:  # False when either is nan
+        return "blocks"
+    return "spread"
+
+
+def alignment_reading(entropy: float, last: float, block: float, uniform_block: float) -> str:
+    """What the measured weights of the fine-tuned attention copy say (`alignment_kind`), as a
+    sentence of its own (capitalised, no full stop) after the page's sentence of measured values.
+    """
+    kind = alignment_kind(entropy, last, block, uniform_block)
+    if kind == "uniform":
+        tilt = ("; what pattern they have is a tilt towards the last source token, whose state is "
+                "the summary the decoder was trained to read as its fixed context"
+                if last >= 0.5 else "")
+        return (f"So these weights are close to uniform (an entropy of at least "
+                f"{100 * NEAR_UNIFORM:.0f} % of log S counts as close): in this budget the "
+                f"fine-tuned copy has not learned to align, and its heatmaps have no alignment to "
+                f"read{tilt}")
+    if kind == "last":
+        return ("So most rows peak on the last source token, whatever word they write: the copy "
+                "reads back the summary at the end of the source, the context its decoder was "
+                "trained with, instead of aligning words, and its heatmaps have no alignment to "
+                "read")
+    if kind == "blocks":
+        return (f"So the copy aligns in blocks (at least {100 * BLOCK_MARGIN:.0f} points above "
+                f"uniform weights count as a block): each output row draws mostly on one of the "
+                f"joined sentences, and its heatmaps can be read for which source words each "
+                f"French word draws on")
+    return ("So these weights are far from uniform, yet most rows neither peak on the last token "
+            "nor gather on one sentence: the copy attends, but these measures show no alignment "
+            "by sentence")
+
+
+def alignment_summary(entropy: float, last: float, block: float, uniform_block: float) -> str:
+    """The same reading as a predicate for the summary: 'the fine-tuned copy's weights ... '."""
+    kind = alignment_kind(entropy, last, block, uniform_block)
+    return {
+        "uniform": "are close to uniform: it did not learn to align in this budget",
+        "last": ("peak on the last source token in most rows: it reads back the summary instead "
+                 "of aligning words"),
+        "blocks": "draw on one joined sentence at a time: it aligns in blocks",
+        "spread": ("are neither close to uniform, nor on the last token, nor gathered on one "
+                   "sentence: no alignment by sentence shows"),
+    }[kind]
+
+
+def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
+    """`paired_difference` as one clause that ends a sentence: 'a scores higher than b (the 95 %
+    interval of the difference lies above zero)'."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return f"{a} scores higher than {b} (the 95 % interval of the difference lies above zero)"
+    if hi < 0:
+        return f"{a} scores lower than {b} (the 95 % interval of the difference lies below zero)"
+    return (f"{a} and {b} cannot be told apart (the 95 % interval of the difference includes "
+            f"zero)")
+
+
+def crossover_reading(by_count: float, by_clock: float | None) -> str:
+    """Where the clock puts the source length at which attention's extra work per decoder step
+    equals a whole fixed-vector step, against where the count of multiply-adds puts it
+    (`by_count` tokens). `by_clock` is None when the timings give no positive length (the
+    attention step's growth is not measurable, or it already costs twice the fixed step at
+    S = 0). Follows "by the clock, ..."."""
+    if not (by_count > 0 and math.isfinite(by_count)):
+        raise ValueError(f"the count's crossover must be a positive length, got {by_count!r}")
+    if by_clock is None:
+        return ("the timings above give no positive length to compare with it: the attention "
+                "step's growth with S is not measurable, or it costs twice the fixed step "
+                "already for a short source")
+    if not (by_clock > 0 and math.isfinite(by_clock)):
+        raise ValueError(f"the clock's crossover must be a positive length or None, got "
+                         f"{by_clock!r}")
+    at = f"at about {by_clock:,.0f} tokens"
+    if by_clock < by_count / 2:
+        factor = by_count / by_clock
+        factor = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}"
+        return (f"{at}, {factor} times sooner than the count says: on the machine that built "
+                f"this page a multiply-add of attention takes longer than one of the fixed step")
+    if by_clock > 2 * by_count:
+        return (f"{at}, later than the count says: on the machine that built this page a "
+                f"multiply-add of attention takes less time than one of the fixed step")
+    return f"{at}, about where the count puts it"
 
 
 def gradient_reach(norms: Sequence[float], tokens: Sequence[str]) -> str:

@@ -1,0 +1,217 @@
+"""Does a model align? Measures of attention weights over many outputs, not one heatmap.
+
+One heatmap shows one decoding; whether a model aligns output words with source words is a claim
+about all of its outputs. These functions take the weights a_{t,j} with which each output row t
+was written (`lib.attention.attention_weights`, one (T, S) tensor per source) and measure every
+row against what uniform weights, a_{t,j} = 1/S, would give:
+
+- **peak**: the weight on the row's strongest column; uniform weights give 1/S;
+- **entropy**: -sum_j a_{t,j} log a_{t,j}, as a share of log S, the entropy of uniform
+  weights (1: uniform, 0: all the weight on one column);
+- **last**: whether the strongest column is the last source token, whose state is the summary
+  a fixed-vector decoder reads (if the strongest column fell anywhere at random, 1/S of rows);
+- **block**: on a source joined from sentences (`lib.joined`), the weight on the sentence the row
+  draws on most; uniform weights put the largest sentence's share of the columns there.
+
+    weights = greedy_weights(model, sources)                   # [(T, S)], one per source
+    parts = [part_lengths(p) for p in group_parts(held_out, groups, k_max)]
+    stats = summarize(weights, parts)                          # Alignment: means over all rows
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from lib import search
+from lib.attention import attention_weights
+from lib.data import EOS, PAD, tokenize
+from lib.joined import joined_groups
+
+# ---------------------------------------------------------------------------------------------
+# One source: measures per row of its weights (T, S)
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_weights(weights: torch.Tensor) -> None:
+    if not torch.is_tensor(weights) or weights.dim() != 2 or 0 in weights.shape:
+        raise ValueError(f"weights must be a (T, S) tensor with at least one row and column, got "
+                         f"{getattr(weights, 'shape', type(weights).__name__)}")
+
+
+def row_peak(weights: torch.Tensor) -> torch.Tensor:
+    """weights (T, S) -> (T,) the weight on each row's strongest column."""
+    _check_weights(weights)
+    return weights.max(dim=-1).values
+
+
+def row_entropy(weights: torch.Tensor) -> torch.Tensor:
+    """weights (T, S) -> (T,) each row's entropy -sum_j a_j log a_j in nats (0 log 0 = 0)."""
+    _check_weights(weights)
+    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+def entropy_ratio(weights: torch.Tensor) -> torch.Tensor:
+    """weights (T, S) -> (T,) each row's entropy as a share of log S, uniform weights' entropy:
+    1 for uniform weights, 0 for all the weight on one column. Needs S >= 2."""
+    _check_weights(weights)
+    if weights.size(1) < 2:
+        raise ValueError("a source of one token has only one way to spread its weight: "
+                         "entropy_ratio needs S >= 2")
+    return row_entropy(weights) / math.log(weights.size(1))
+
+
+def strongest_is_last(weights: torch.Tensor) -> torch.Tensor:
+    """weights (T, S) -> (T,) bool: whether each row's strongest column is the last one."""
+    _check_weights(weights)
+    return weights.argmax(dim=-1) == weights.size(1) - 1
+
+
+def _check_parts(part_lengths, S: int) -> None:
+    if not part_lengths or any(isinstance(n, bool) or not isinstance(n, int) or n < 1
+                               for n in part_lengths):
+        raise ValueError(f"part_lengths must be token counts >= 1, got {part_lengths!r}")
+    if sum(part_lengths) != S:
+        raise ValueError(f"the parts hold {sum(part_lengths)} tokens, the weights {S} columns")
+
+
+def block_mass(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
+    """weights (T, S), the token counts of the source's parts in order (summing to S) -> (T,)
+    the weight each row puts on the part it draws on most."""
+    _check_weights(weights)
+    _check_parts(part_lengths, weights.size(1))
+    per_part = torch.stack([chunk.sum(dim=-1)
+                            for chunk in weights.split(list(part_lengths), dim=-1)], dim=-1)
+    return per_part.max(dim=-1).values  # (T,)
+
+
+def uniform_block(part_lengths: list[int]) -> float:
+    """What block_mass gives for uniform weights: the largest part's share of the tokens."""
+    _check_parts(part_lengths, sum(part_lengths) if part_lengths else 0)
+    return max(part_lengths) / sum(part_lengths)
+
+
+# ---------------------------------------------------------------------------------------------
+# Many sources: means over all their rows
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Means over every output row of every source (a long output counts once per row).
+
+    sources, rows: how many were measured (sources of one token are left out: their only
+    column gets all the weight whatever the model does). peak / uniform_peak: the strongest
+    column's weight, and 1/S. entropy: the row entropy as a share of log S. last / chance_last:
+    the share of rows whose strongest column is the last source token, and the share a column
+    drawn at random would give (the mean of 1/S). block / uniform_block, block_rows: on the
+    sources of two parts or more only, the weight on the part a row draws on most, what uniform
+    weights put there, and how many rows that is (0 when no source has two parts; the block
+    means are then nan).
+    """
+
+    sources: int
+    rows: int
+    peak: float
+    uniform_peak: float
+    entropy: float
+    last: float
+    chance_last: float
+    block: float
+    uniform_block: float
+    block_rows: int
+
+
+def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None = None
+              ) -> Alignment:
+    """`weights`: one (T, S) tensor per source, its written rows only; `part_lengths`: for each
+    source, its parts' token counts (None: every source is one part) -> an `Alignment`."""
+    if part_lengths is None:
+        part_lengths = [[w.size(1)] for w in weights]
+    if len(part_lengths) != len(weights):
+        raise ValueError(f"{len(weights)} weight tensors for {len(part_lengths)} part lists")
+    peaks, uniform, entropy, last, blocks, uniform_blocks = [], [], [], [], [], []
+    for w, parts in zip(weights, part_lengths):
+        _check_weights(w)
+        _check_parts(parts, w.size(1))
+        T, S = w.shape
+        if S < 2:
+            continue
+        w = w.detach().to(torch.float64)
+        peaks.append(row_peak(w))
+        uniform.append(torch.full((T,), 1.0 / S, dtype=torch.float64))
+        entropy.append(entropy_ratio(w))
+        last.append(strongest_is_last(w).to(torch.float64))
+        if len(parts) >= 2:
+            blocks.append(block_mass(w, parts))
+            uniform_blocks.append(torch.full((T,), uniform_block(parts), dtype=torch.float64))
+    if not peaks:
+        raise ValueError("no source of two tokens or more to measure")
+
+    def mean(chunks):
+        return float(torch.cat(chunks).mean()) if chunks else math.nan
+
+    return Alignment(sources=len(peaks), rows=sum(len(p) for p in peaks), peak=mean(peaks),
+                     uniform_peak=mean(uniform), entropy=mean(entropy), last=mean(last),
+                     chance_last=mean(uniform), block=mean(blocks),
+                     uniform_block=mean(uniform_blocks),
+                     block_rows=sum(len(b) for b in blocks))
+
+
+# ---------------------------------------------------------------------------------------------
+# The data: a model's greedy outputs and the parts of joined sources
+# ---------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torch.Tensor]:
+    """For each English source, the weights (T, S) with which `model` wrote its greedy output
+    (as `model.translate` decodes it: source cap on), up to and including <eos>; on the CPU, in
+    the order of `sources`. Batches are sorted by length, so little is padded."""
+    if getattr(model.decoder, "attention", None) is None:
+        raise ValueError("this model has no attention: there are no weights to measure")
+    was_training = model.training
+    model.eval()
+    out: list[torch.Tensor | None] = [None] * len(sources)
+    order = sorted(range(len(sources)), key=lambda i: len(tokenize(sources[i])))
+    try:
+        for k in range(0, len(order), batch_size):
+            idx = order[k:k + batch_size]
+            src, lengths = model.prepare([sources[i] for i in idx])  # (B, S), (B,)
+            ids = search.greedy(model, src, lengths, source_cap=True)  # (B, T)
+            weights = attention_weights(model, src, lengths, ids).cpu()  # (B, T, S)
+            for row, i in enumerate(idx):
+                tokens = ids[row].tolist()
+                T = tokens.index(EOS) + 1 if EOS in tokens else sum(t != PAD for t in tokens)
+                out[i] = weights[row, :T, :int(lengths[row])]
+    finally:
+        model.train(was_training)
+    return out
+
+
+def group_parts(held_out: list[tuple[str, list[str]]], groups, k_max: int, seed: int = 0
+                ) -> list[list[str]]:
+    """The English sentences each joined group of `lib.joined.joined_groups(held_out, k_max,
+    seed)` was made of, in order. Rebuilt by joining the items' positions instead of their text,
+    and checked against `groups`' joined English, so a change in how groups are drawn is an
+    error here rather than a silent mismatch."""
+    markers = joined_groups([(str(i), [str(i)]) for i in range(len(held_out))], k_max=k_max,
+                            seed=seed)
+    if len(markers) != len(groups):
+        raise ValueError(f"{len(groups)} groups, but joined_groups makes {len(markers)} of "
+                         f"these {len(held_out)} items with k_max={k_max}, seed={seed}")
+    parts = []
+    for (english, _, k), (positions, _, k_marker) in zip(groups, markers):
+        sentences = [held_out[int(i)][0] for i in positions.split()]
+        if k != k_marker or " ".join(sentences) != english:
+            raise ValueError(f"the group {english!r} is not made of {sentences!r}: were the "
+                             f"groups drawn with k_max={k_max}, seed={seed}?")
+        parts.append(sentences)
+    return parts
+
+
+def part_lengths(sentences: list[str]) -> list[int]:
+    """The token counts of a joined source's parts (`lib.data.tokenize`)."""
+    return [len(tokenize(s)) for s in sentences]

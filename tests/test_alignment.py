@@ -1,0 +1,146 @@
+"""lib.alignment: each measure against values computed by hand, the summary's means over rows,
+the greedy weights against one sentence at a time, and the joined groups' parts."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import pytest
+import torch
+
+from lib import alignment, search
+from lib.attention import attention_weights
+from lib.data import EOS
+from lib.joined import joined_groups
+from lib.toy import tiny_model
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
+
+# Three rows over four columns, chosen so every measure has a round value.
+W = torch.tensor([[0.25, 0.25, 0.25, 0.25],  # uniform
+                  [0.0, 0.0, 0.0, 1.0],  # all on the last column
+                  [0.5, 0.5, 0.0, 0.0]], dtype=torch.float64)  # two columns, evenly
+
+
+def test_row_peak_by_hand():
+    assert alignment.row_peak(W).tolist() == [0.25, 1.0, 0.5]
+
+
+def test_row_entropy_by_hand():
+    # uniform over 4: log 4; one column: 0 (0 log 0 counts as 0); two columns evenly: log 2
+    assert torch.allclose(alignment.row_entropy(W),
+                          torch.tensor([math.log(4), 0.0, math.log(2)], dtype=torch.float64))
+
+
+def test_entropy_ratio_by_hand():
+    assert torch.allclose(alignment.entropy_ratio(W),
+                          torch.tensor([1.0, 0.0, 0.5], dtype=torch.float64))
+    with pytest.raises(ValueError, match="S >= 2"):
+        alignment.entropy_ratio(torch.ones(2, 1))
+
+
+def test_strongest_is_last_by_hand():
+    tilted = torch.tensor([[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.4, 0.3]])
+    assert alignment.strongest_is_last(tilted).tolist() == [True, False, False]
+
+
+def test_block_mass_by_hand():
+    # parts of 1 and 3 tokens: row 0 puts 0.25 and 0.75 on them, row 1 0 and 1, row 2 0.5, 0.5
+    assert alignment.block_mass(W, [1, 3]).tolist() == [0.75, 1.0, 0.5]
+    # parts of 2 and 2: 0.5/0.5, 0/1, 1/0
+    assert alignment.block_mass(W, [2, 2]).tolist() == [0.5, 1.0, 1.0]
+    assert alignment.uniform_block([1, 3]) == 0.75
+    assert alignment.uniform_block([2, 2]) == 0.5
+
+
+@pytest.mark.parametrize("parts", [[1, 2], [2, 3], [0, 4], [], [2.0, 2.0], [True, 3]])
+def test_parts_must_count_every_column(parts):
+    with pytest.raises(ValueError):
+        alignment.block_mass(W, parts)
+
+
+def test_weights_must_be_a_matrix():
+    for bad in (torch.ones(4), torch.ones(0, 3), [[0.5, 0.5]]):
+        with pytest.raises(ValueError, match=r"\(T, S\)"):
+            alignment.row_peak(bad)
+
+
+def test_summarize_pools_rows_by_hand():
+    one = torch.tensor([[0.5, 0.5]], dtype=torch.float64)  # S = 2, one part
+    stats = alignment.summarize([W, one, torch.ones(1, 1)], [[1, 3], [2], [1]])
+    assert (stats.sources, stats.rows) == (2, 4)  # the one-token source is left out
+    assert stats.peak == pytest.approx((0.25 + 1.0 + 0.5 + 0.5) / 4)
+    assert stats.uniform_peak == pytest.approx((3 * 0.25 + 0.5) / 4)
+    assert stats.chance_last == stats.uniform_peak
+    assert stats.entropy == pytest.approx((1.0 + 0.0 + 0.5 + 1.0) / 4)
+    # strongest column last: row 1 of W; the tie of `one` goes to its first column
+    assert stats.last == pytest.approx(1 / 4)
+    # blocks only on the source of two parts: W's rows
+    assert stats.block_rows == 3
+    assert stats.block == pytest.approx((0.75 + 1.0 + 0.5) / 3)
+    assert stats.uniform_block == pytest.approx(0.75)
+
+
+def test_summarize_without_parts_has_no_blocks():
+    stats = alignment.summarize([W])
+    assert stats.block_rows == 0 and math.isnan(stats.block) and math.isnan(stats.uniform_block)
+    assert stats.rows == 3 and stats.last == pytest.approx(1 / 3)
+
+
+def test_summarize_refuses_nothing_to_measure_and_mismatched_parts():
+    with pytest.raises(ValueError, match="two tokens"):
+        alignment.summarize([torch.ones(2, 1)])
+    with pytest.raises(ValueError, match="part lists"):
+        alignment.summarize([W, W], [[4]])
+
+
+def test_uniform_weights_measure_as_uniform():
+    u = torch.full((5, 10), 0.1, dtype=torch.float64)
+    stats = alignment.summarize([u], [[3, 7]])
+    assert stats.peak == pytest.approx(stats.uniform_peak)
+    assert stats.entropy == pytest.approx(1.0)
+    assert stats.block == pytest.approx(stats.uniform_block)
+
+
+# --- the greedy weights of a real (tiny) model ---------------------------------------------------
+
+attention_model = functools.partial(tiny_model, src_words=6, tgt_words=4, emb_dim=6, hidden=8,
+                                    max_tgt_len=6, scale=3.0, eos_bias=1.0, attention=True)
+
+
+def test_greedy_weights_equal_one_sentence_at_a_time():
+    model = attention_model()
+    sources = ["en1 en2 en3", "en4", "en0 en5 en1 en2 en3 en4", "en2 en2"]
+    got = alignment.greedy_weights(model, sources, batch_size=3)
+    for english, w in zip(sources, got):
+        src, lengths = model.prepare([english])
+        ids = search.greedy(model, src, lengths, source_cap=True)[0].tolist()
+        T = ids.index(EOS) + 1 if EOS in ids else len(ids)
+        expected = attention_weights(model, src, lengths, torch.tensor([ids[:T]]))[0]
+        assert w.shape == (T, lengths.item())
+        assert torch.allclose(w, expected, atol=1e-5)
+        assert torch.allclose(w.sum(-1), torch.ones(T), atol=1e-5)
+
+
+def test_greedy_weights_need_attention():
+    with pytest.raises(ValueError, match="no attention"):
+        alignment.greedy_weights(tiny_model(attention=False), ["en1"])
+
+
+# --- the parts of joined groups -------------------------------------------------------------------
+
+HELD_OUT = [(f"sentence {i} .", [f"phrase {i} ."]) for i in range(17)]
+
+
+def test_group_parts_rebuild_each_group():
+    groups = joined_groups(HELD_OUT, k_max=4, seed=0)
+    parts = alignment.group_parts(HELD_OUT, groups, k_max=4)
+    assert [len(p) for p in parts] == [k for _, _, k in groups]
+    assert [" ".join(p) for p in parts] == [en for en, _, _ in groups]
+    assert alignment.part_lengths(parts[0]) == [3] * len(parts[0])
+
+
+def test_group_parts_refuse_groups_drawn_otherwise():
+    with pytest.raises(ValueError, match="seed"):
+        alignment.group_parts(HELD_OUT, joined_groups(HELD_OUT, k_max=4, seed=1), k_max=4)
