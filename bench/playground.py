@@ -5,9 +5,10 @@ reference model and for the attention model; each exported model <= 15 MB. Also 
 page's load until the reference model can translate, and the switch to the attention model
 (its download and session start; the first only needs the reference model).
 
-The page is the one tests/test_playground.py serves: web/playground/ and the current export
-(`make playground`, lib/course/playground.py) assembled into a small site by
-scripts/playground_site.py, on 127.0.0.1. The browser is $CHROMIUM, else Debian's chromium.
+The page is the one tests/test_playground.py serves before the website is built:
+web/playground/ and the current export (`make playground`, lib/course/playground.py) assembled
+into a small site by `scripts.playground_site.mini_site`, on 127.0.0.1. The browser is
+$CHROMIUM, else Debian's chromium.
 
     python -m bench.playground [--repeats 11]
 """
@@ -31,7 +32,6 @@ from bench.common import cpu_model
 from lib.course import playground
 from scripts import playground_site
 
-ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "Tom wants to go to the park."  # 7 words, as in tests/test_playground.py
 TARGET_MS, TARGET_MB = 300.0, 15.0
 
@@ -44,17 +44,6 @@ TIME_BEAM = """async ([s, n]) => {
     out.push(performance.now() - t0);
   }
   return out; }"""
-
-
-def site(root: Path) -> Path:
-    """The page's markup in a bare document beside _static/playground/ (the test's mini site)."""
-    playground_site.assemble(root / "_static", playground_site.model_dir())
-    fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
-    (root / "book").mkdir(parents=True, exist_ok=True)
-    (root / "book" / "playground.html").write_text(
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Playground</title>'
-        f"</head><body>\n{fragment}\n</body></html>\n", encoding="utf-8")
-    return root
 
 
 def model_mb(directory: Path) -> float:
@@ -91,7 +80,7 @@ def main(argv=None) -> None:
         print(f"  attention model export: {model_mb(attention):.2f} MB "
               f"[{'ok' if model_mb(attention) <= TARGET_MB else 'OVER'}]")
     with tempfile.TemporaryDirectory() as tmp:
-        handler = functools.partial(Quiet, directory=site(Path(tmp)))
+        handler = functools.partial(Quiet, directory=playground_site.mini_site(Path(tmp), export))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/book/playground.html"

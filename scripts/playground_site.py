@@ -21,8 +21,9 @@ copy only after that export: at the end of the build this extension exports it t
 
 Only that page refers to them, so no other page gets heavier. Like vendor_assets, these files are
 not kept in a `_static/` source folder: Jupyter Book 1 would add every .js file there to every
-page. Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.playground_site`;
-tests/test_playground.py assembles a small site with `assemble` too.
+page. Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.playground_site`.
+`mini_site` assembles the page alone, without the website: tests/test_playground.py tests it
+before the site is built, and bench/playground.py times it.
 """
 
 from __future__ import annotations
@@ -68,6 +69,18 @@ def assemble(static: Path, model: Path | None = None) -> list[Path]:
         if path.is_file() and not any(p.startswith(".") for p in path.relative_to(model).parts):
             copied.append(_copy(path, dest / "model" / path.relative_to(model)))
     return copied
+
+
+def mini_site(root: Path, model: Path | None = None) -> Path:
+    """`root`/book/playground.html (the page's markup in a bare document) beside
+    `root`/_static/playground/, so the page can run without building the website."""
+    assemble(root / "_static", model)
+    fragment = (WEB / "playground.html").read_text(encoding="utf-8")
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    (root / "book" / "playground.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Playground</title>'
+        f"</head><body>\n{fragment}\n</body></html>\n", encoding="utf-8")
+    return root
 
 
 def _copy(source: Path, target: Path) -> Path:

@@ -143,6 +143,28 @@ def test_attention_graphs_match_lib_on_a_tiny_model(tmp_path):
     np.testing.assert_allclose(got_state, want_state.numpy(), atol=STATE_TOL)
 
 
+def test_mini_site_holds_the_page_and_both_models(tmp_path):
+    """The page without the website (what the browser tests fall back on and the benchmark
+    times): the markup in a bare document, the scripts, and every file of the export."""
+    model = tmp_path / "export"
+    for rel in (*playground.FILES, *(f"{playground.ATTENTION_DIR}/{f}" for f in playground.FILES)):
+        (model / rel).parent.mkdir(parents=True, exist_ok=True)
+        (model / rel).write_text(rel, encoding="utf-8")
+    (model / ".attention.partial").mkdir()  # an unfinished export is left out
+    (model / ".attention.partial" / "x.onnx").write_text("x", encoding="utf-8")
+    root = playground_site.mini_site(tmp_path / "site", model)
+    html = (root / "book" / "playground.html").read_text(encoding="utf-8")
+    fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and fragment in html
+    static = root / "_static" / "playground"
+    copied = sorted(p.relative_to(static / "model").as_posix()
+                    for p in (static / "model").rglob("*") if p.is_file())
+    assert copied == sorted(p.relative_to(model).as_posix() for p in model.rglob("*")
+                            if p.is_file() and ".attention.partial" not in p.parts)
+    for name in playground_site.PAGE_FILES:
+        assert (static / name).read_bytes() == (ROOT / "web" / "playground" / name).read_bytes()
+
+
 def test_page_model_rounds_only_the_weight_matrices():
     from lib.toy import tiny_model
 
@@ -274,17 +296,6 @@ def test_onnx_graphs_match_lib(export_dir, page_model, held_out):
 # ---------------------------------------------------------------------------------------------
 
 
-def _mini_site(root: Path, model: Path) -> Path:
-    """book/playground.html (the page's markup in a bare document) + _static/playground/."""
-    playground_site.assemble(root / "_static", model)
-    fragment = (ROOT / "web" / "playground" / "playground.html").read_text(encoding="utf-8")
-    (root / "book").mkdir(parents=True, exist_ok=True)
-    (root / "book" / "playground.html").write_text(
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Playground</title>'
-        f"</head><body>\n{fragment}\n</body></html>\n", encoding="utf-8")
-    return root
-
-
 @pytest.fixture(scope="module")
 def playground_url(export_dir, tmp_path_factory):
     """The Playground page: in the built site if it has the current page, else in a site
@@ -297,7 +308,8 @@ def playground_url(export_dir, tmp_path_factory):
     elif os.environ.get("COURSE_REQUIRE_SITE"):
         pytest.fail(f"the built site has no Playground page ({SITE}/book/playground.html)")
     else:
-        root = _mini_site(tmp_path_factory.mktemp("playground-site"), export_dir)
+        root = playground_site.mini_site(tmp_path_factory.mktemp("playground-site"),
+                                         export_dir)
     server, url = serve_directory(root)
     yield url + "book/playground.html"
     server.shutdown()
