@@ -1,0 +1,82 @@
+"""bench.chapter_models: what it records for each of the attention chapter's models.
+
+The models themselves take minutes to fine-tune: here `cached_runs` and the chapter's timing
+are stand-ins, so that what the bench computes from them (buckets, keys, where each model
+came from, the paired bootstrap on the longest bucket) is checked on the real test groups.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import chapter_models
+from lib import long_inputs
+from lib.data import load_corpus
+
+
+@pytest.fixture
+def stand_ins(tmp_path, monkeypatch):
+    """Runs whose hypotheses are the first references (the fixed vector's: the last word of
+    each dropped), a cache in tmp_path holding all but the attention copy's result, and a
+    chapter timing stub. Returns the labels `cached_runs` was asked for."""
+    split = load_corpus().split
+    refs = [r[0] for _, r, _ in long_inputs.test_groups(long_inputs.FinetuneConfig(), split)]
+    paths = {c: tmp_path / f"long-inputs-{label.replace(' ', '-')}.pt"
+             for label, c in chapter_models.CONFIGS.items()}
+    monkeypatch.setattr(long_inputs, "weights_path", lambda config: paths[config])
+    for label, config in chapter_models.CONFIGS.items():
+        if label != "attention":
+            paths[config].with_suffix(".json").write_text("{}")
+    asked = []
+
+    def cached_runs(configs):
+        asked.extend(configs)
+        paths[configs["attention"]].with_suffix(".json").write_text("{}")  # made now
+        return {label: {"steps": c.steps, "seconds": 60.0 * c.steps / 100,
+                        "decode_seconds": 12.5,
+                        "hypotheses": refs if label == "attention" else
+                        [" ".join(r.split()[:-1]) for r in refs]}
+                for label, c in configs.items()}
+
+    monkeypatch.setattr(long_inputs, "cached_runs", cached_runs)
+    monkeypatch.setattr(chapter_models.book, "with_models",
+                        lambda page: {"page": page, "seconds": 1.0})
+    return asked
+
+
+def test_each_model_is_recorded_with_its_buckets_key_and_origin(stand_ins):
+    record = chapter_models.run()
+    assert stand_ins == list(chapter_models.CONFIGS)
+    assert record["chapter"] == {"page": "book/attention", "seconds": 1.0}
+    assert record["test_sources"] == 573 and record["k_max"] == 6
+    models = {m["label"]: m for m in record["models"]}
+    assert list(models) == ["reference as it is", "fixed vector", "attention"]
+    assert models["fixed vector"]["key"] == "long-inputs-fixed-vector"
+    assert [m["from_cache"] for m in models.values()] == [True, True, False]
+    assert record["made_here_minutes"] is not None
+    assert models["fixed vector"]["steps"] == 200 and models["fixed vector"]["minutes"] == 2.0
+    buckets = models["attention"]["buckets"]
+    assert [b["bucket"] for b in buckets] == ["1–8", "9–16", "17–24", "25–32", "≥ 33"]
+    assert sum(b["sources"] for b in buckets) == 573
+    assert all(b["bleu"] == pytest.approx(100.0) for b in buckets)
+    assert all(b["bleu"] < 100.0 for b in models["fixed vector"]["buckets"])
+    longest = record["longest"]
+    assert longest["bucket"] == "≥ 33" and longest["sources"] == buckets[-1]["sources"]
+    assert 0 < longest["low"] <= longest["difference"] <= longest["high"]
+    json.dumps(record, allow_nan=False)  # no NaN: the committed file is strict JSON
+
+
+def test_without_the_chapter_its_time_is_not_measured(stand_ins):
+    record = chapter_models.run(time_chapter=False)
+    assert record["chapter"] == {"skipped": "bench.chapter_models run --skip-chapter"}
+    section = chapter_models.section(record)
+    assert "Its execution time: not measured in this run" in section
+
+
+def test_an_empty_bucket_has_no_bleu():
+    groups = [("a b", ["v w x y z ."], 1)]
+    rows = chapter_models.buckets(["v w x y z ."], groups)
+    assert rows[0] == {"bucket": "1–8", "sources": 1, "bleu": pytest.approx(100.0)}
+    assert rows[1] == {"bucket": "9–16", "sources": 0, "bleu": None}
