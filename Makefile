@@ -21,7 +21,8 @@
 #   make train      train the reference model again, whatever is cached
 #   make playground the Playground's models: the reference model (and the attention chapter's
 #                   copy, when cached) exported to ONNX
-#   make release    the reference checkpoint and its manifest, ready to publish
+#   make release    the reference checkpoint and the attention chapter's runs, with their
+#                   manifests, ready to publish
 #   make notebooks  the reader notebooks for Colab and Jupyter, from the built website
 #   make publish-release, make publish-notebooks
 #                   what the deployment workflow publishes (.github/workflows/deploy.yml)
@@ -95,7 +96,10 @@ playground: setup reference
 	$(PY) -m lib.course.playground --out _build/playground
 
 # The published reference checkpoint for the current cache key, with its manifest (key, sha256,
-# bytes, held-out BLEU, lib version), in _build/release/ (lib/course/release.py).
+# bytes, held-out BLEU, lib version), in _build/release/ (lib/course/release.py); beside it, a
+# folder per release of the attention chapter's runs (result, fine-tuned weights, manifest:
+# lib/course/chapter_models.py), as the site build cached them (downloaded, else trained here
+# when they are not cached).
 release: setup reference
 	$(PY) -m lib.course.release --out _build/release
 

@@ -11,6 +11,9 @@ by source length on joined held-out groups.
     runs["attention"]["hypotheses"]           # greedy outputs for test_groups(config)
     model = load_copy(FinetuneConfig(attention=True))   # the fine-tuned weights, from disk
 
+The runs are published like the reference model (`lib.course.chapter_models`, `make release`):
+`cached_runs` downloads a published run before it fine-tunes one.
+
 What it can show and what it cannot: both copies had the same short budget on long inputs, so a
 difference between them is the decoder's; but a budget this small leaves both far from what
 longer training would reach, and the joined parts are independent sentences, which a model
@@ -39,7 +42,7 @@ import lib.model
 import lib.search
 import lib.train
 from lib import bleu
-from lib.course import checkpoint, memo, reference
+from lib.course import chapter_models, checkpoint, memo, reference
 from lib.data import EOS, SOS, encode_pairs, load_corpus, tokenize
 from lib.evaluate import sacrebleu_score, translate_all
 from lib.joined import joined_groups, joined_train_pairs
@@ -158,21 +161,30 @@ def run(config: FinetuneConfig) -> dict:
             "hypotheses": hypotheses, "decode_seconds": decode_seconds}
 
 
+def cached_run(config: FinetuneConfig) -> chapter_models.Run:
+    """What is cached, published and fetched for `config`: the result and the fine-tuned
+    weights (none for 0 steps: those are the reference model's, which `load_copy` copies)."""
+    return chapter_models.Run("long-inputs", _key(config), _modules(),
+                              weights_path(config) if config.steps else None)
+
+
 def cached_runs(configs: dict) -> dict:
     """{label: run(config)} for `configs` ({label: FinetuneConfig}), each from the disk when the
-    same config, reference model and code ran before; the missing ones side by side, one
-    thread each (`lib.course.memo.cached_all`). A result whose weights file is gone runs again.
+    same config, reference model and code ran before, else the published run, else run here:
+    side by side, one thread each (`lib.course.chapter_models.cached`). A result whose weights
+    file is gone counts as missing.
     """
-    for config in configs.values():
-        if not weights_path(config).is_file():
-            weights_path(config).with_suffix(".json").unlink(missing_ok=True)
-    keys = {label: _key(c) for label, c in configs.items()}
-    return memo.cached_all("long-inputs", keys, lambda label: run(configs[label]), _modules())
+    runs = {label: cached_run(config) for label, config in configs.items()}
+    return chapter_models.cached(runs, lambda label: run(configs[label]),
+                                 "the attention chapter's fine-tuned copies")
 
 
 def load_copy(config: FinetuneConfig, device=None):
-    """The fine-tuned copy `cached_runs` saved for `config`."""
+    """The fine-tuned copy `cached_runs` saved for `config` (0 steps: the copy as it starts)."""
     path = weights_path(config)
+    if config.steps == 0 and not path.is_file():  # a downloaded run has no weights of its own
+        base = reference.pretrained(device=device, progress=False)
+        return copy_of(base, config.attention, config.max_len, config.seed).eval()
     if not path.is_file():
         raise FileNotFoundError(f"no fine-tuned copy at {path}: run cached_runs first")
     return checkpoint.load(path, device=device)

@@ -4,9 +4,11 @@
     python -m scripts.publish notebooks _build/notebooks  # make publish-notebooks
 
 `release` puts the checkpoint named in DIR/manifest.json and the manifest itself on the GitHub
-release `<tag>`, through the GitHub CLI (`gh` from PATH, GH_TOKEN from the environment). A key's
-checkpoint is published once: readers' manifests and sha256 checks depend on those bytes never
-changing, so an existing complete release is left alone and a partial one only gets what it lacks.
+release `<tag>`, through the GitHub CLI (`gh` from PATH, GH_TOKEN from the environment), then
+does the same for each folder of DIR with a manifest (the attention chapter's runs, whose
+manifests list their files under "files"). A key's files are published once: readers' manifests
+and sha256 checks depend on those bytes never changing, so an existing complete release is left
+alone and a partial one only gets what it lacks.
 
 `notebooks` commits DIR's files as the whole tree of a branch (default `notebooks`) and pushes
 it, with git plumbing and a temporary index, so the caller's branch, index and working tree are
@@ -50,11 +52,14 @@ class PublishError(RuntimeError):
 # release
 
 
-def read_manifest(directory: Path) -> tuple[dict, Path, Path]:
-    """Validate DIR/manifest.json and the checkpoint it names; returns (manifest, ckpt, path).
+def read_manifest(directory: Path) -> tuple[dict, list[tuple[dict, Path]], Path]:
+    """Validate DIR/manifest.json and the files it names; returns (manifest, [(asset, file)],
+    path), an asset being the {"file", "sha256", "bytes"} that describes one file.
 
-    The checkpoint's size and sha256 are checked here, before anything is uploaded: a published
-    asset that does not match its manifest would make every reader's download fail its check.
+    The reference model's manifest describes its checkpoint itself and holds its BLEU; a run's
+    (lib.course.chapter_models) lists its files under "files" and says what they are in
+    "description". Each file's size and sha256 are checked here, before anything is uploaded: a
+    published asset that does not match its manifest would make every reader's download fail.
     """
     directory = Path(directory)
     path = directory / MANIFEST
@@ -67,42 +72,58 @@ def read_manifest(directory: Path) -> tuple[dict, Path, Path]:
     if not isinstance(manifest, dict):
         raise PublishError(f"{path}: must hold a JSON object, not {type(manifest).__name__}")
 
-    def field(name: str, kind: type, ok=lambda v: True, want: str = ""):
-        if name not in manifest:
-            raise PublishError(f"{path}: field '{name}' is missing")
-        value = manifest[name]
+    def field(name: str, kind: type, ok=lambda v: True, want: str = "", found=manifest,
+              where: str = ""):
+        if name not in found:
+            raise PublishError(f"{path}: field '{where}{name}' is missing")
+        value = found[name]
         if not isinstance(value, kind) or isinstance(value, bool) or not ok(value):
             want_text = want or f"a {kind.__name__}"
-            raise PublishError(f"{path}: field '{name}' must be {want_text}, not {value!r}")
+            raise PublishError(f"{path}: field '{where}{name}' must be {want_text}, "
+                               f"not {value!r}")
         return value
 
+    def asset(found: dict, where: str = "") -> tuple[dict, Path]:
+        name = field("file", str, lambda v: v not in ("", ".", "..", MANIFEST) and "/" not in v
+                     and "\\" not in v, "a plain file name beside the manifest", found, where)
+        sha = field("sha256", str, lambda v: bool(_HEX64.fullmatch(v)), "64 lowercase hex digits",
+                    found, where)
+        size = field("bytes", int, lambda v: v > 0, "a positive integer", found, where)
+        file = directory / name
+        if not file.is_file():
+            raise PublishError(f"{path}: field '{where}file' names {file}, which does not exist")
+        actual = file.stat().st_size
+        if actual != size:
+            raise PublishError(f"{path}: field '{where}bytes' is {size}, but {file} has "
+                               f"{actual} bytes")
+        digest = _sha256(file)
+        if digest != sha:
+            raise PublishError(f"{path}: field '{where}sha256' is {sha}, but {file} hashes to "
+                               f"{digest}")
+        return found, file
+
     key = field("key", str, lambda v: bool(v.strip()), "a non-empty string")
-    name = field("file", str, lambda v: v not in ("", ".", "..", MANIFEST) and "/" not in v
-                 and "\\" not in v, "a plain file name beside the manifest")
-    sha = field("sha256", str, lambda v: bool(_HEX64.fullmatch(v)), "64 lowercase hex digits")
-    size = field("bytes", int, lambda v: v > 0, "a positive integer")
     field("tag", str, lambda v: key in v and not re.search(r"\s", v),
           f"a tag name without spaces that contains the key {key!r}")
+    for optional in ("dtype", "lib_version"):
+        if optional in manifest and not isinstance(manifest[optional], str):
+            raise PublishError(f"{path}: field '{optional}' must be a string, "
+                               f"not {manifest[optional]!r}")
+    if "files" in manifest:  # a run's release
+        field("description", str, lambda v: bool(v.strip()), "a non-empty string")
+        files = field("files", list, lambda v: bool(v) and all(isinstance(f, dict) for f in v),
+                      "a non-empty list of objects")
+        assets = [asset(found, f"files[{i}].") for i, found in enumerate(files)]
+        names = [found["file"] for found, _ in assets]
+        if len(set(names)) != len(names):
+            raise PublishError(f"{path}: field 'files' names a file twice: {names}")
+        return manifest, assets, path
     bleu = next((name for name in BLEU_FIELDS if name in manifest), None)
     if bleu is None:
         raise PublishError(f"{path}: field '{BLEU_FIELDS[0]}' (or '{BLEU_FIELDS[1]}') is missing")
     field(bleu, dict, bool, "a non-empty object of BLEU scores")
     _bleu_lines(manifest[bleu], path, bleu)
-    for optional in ("dtype", "lib_version"):
-        if optional in manifest and not isinstance(manifest[optional], str):
-            raise PublishError(f"{path}: field '{optional}' must be a string, "
-                               f"not {manifest[optional]!r}")
-
-    checkpoint = directory / name
-    if not checkpoint.is_file():
-        raise PublishError(f"{path}: field 'file' names {checkpoint}, which does not exist")
-    actual = checkpoint.stat().st_size
-    if actual != size:
-        raise PublishError(f"{path}: field 'bytes' is {size}, but {checkpoint} has {actual} bytes")
-    digest = _sha256(checkpoint)
-    if digest != sha:
-        raise PublishError(f"{path}: field 'sha256' is {sha}, but {checkpoint} hashes to {digest}")
-    return manifest, checkpoint, path
+    return manifest, [asset(manifest)], path
 
 
 def _bleu_lines(bleu: dict, path: Path, field: str, label: str = "") -> list[str]:
@@ -129,6 +150,8 @@ def _sha256(path: Path) -> str:
 
 def release_notes(manifest: dict, manifest_path: Path) -> str:
     """The release's description: what the asset is, how to check it, how good it is, credit."""
+    if "files" in manifest:
+        return _run_notes(manifest)
     dtype = f", {manifest['dtype']}" if manifest.get("dtype") else ""
     lines = [
         f"Reference model for cache key `{manifest['key']}`: the checkpoint that "
@@ -146,6 +169,22 @@ def release_notes(manifest: dict, manifest_path: Path) -> str:
     lines += [f"  - {line}" for line in _bleu_lines(manifest[bleu], manifest_path, bleu)]
     lines += ["", CREDIT]
     return "\n".join(lines) + "\n"
+
+
+def _run_notes(manifest: dict) -> str:
+    """A run's release notes: its description, then each file with its size and sha256."""
+    lines = [manifest["description"], "", f"Key `{manifest['key']}`."]
+    lines += [f"- `{f['file']}` ({f['bytes']:,} bytes), sha256 `{f['sha256']}`"
+              for f in manifest["files"]]
+    if manifest.get("lib_version"):
+        lines.append(f"- lib version: {manifest['lib_version']}")
+    return "\n".join(lines + ["", CREDIT]) + "\n"
+
+
+def release_title(manifest: dict) -> str:
+    if "files" in manifest:
+        return f"Run {manifest['tag']}"
+    return f"Reference model {manifest['key']}"
 
 
 def _gh(args: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -187,30 +226,31 @@ def published_assets(tag: str) -> dict[str, dict] | None:
                            f"{proc.stdout[:200]!r}") from e
 
 
-def _check_same_checkpoint(tag: str, published: dict | None, manifest: dict) -> None:
-    """Refuse to complete a release whose checkpoint is not the one our manifest describes."""
+def _check_same_asset(tag: str, published: dict | None, asset: dict) -> None:
+    """Refuse to complete a release whose file is not the one our manifest describes."""
     if published is None:
         return
-    if published.get("size") != manifest["bytes"]:
+    if published.get("size") != asset["bytes"]:
         raise PublishError(
-            f"release {tag} already holds {manifest['file']} with {published.get('size')} bytes, "
-            f"but the local one has {manifest['bytes']}: a key is published once, so delete "
+            f"release {tag} already holds {asset['file']} with {published.get('size')} bytes, "
+            f"but the local one has {asset['bytes']}: a key is published once, so delete "
             "that release by hand if it is wrong")
     digest = published.get("digest")  # "sha256:<hex>" where GitHub reports it
-    if digest and digest != f"sha256:{manifest['sha256']}":
+    if digest and digest != f"sha256:{asset['sha256']}":
         raise PublishError(
-            f"release {tag} already holds {manifest['file']} with {digest}, but the local one is "
-            f"sha256:{manifest['sha256']}: a key is published once, so delete that release by "
+            f"release {tag} already holds {asset['file']} with {digest}, but the local one is "
+            f"sha256:{asset['sha256']}: a key is published once, so delete that release by "
             "hand if it is wrong")
 
 
 def _check_same_manifest(tag: str, manifest: dict) -> None:
-    """Before adding a checkpoint to a release, check that its published manifest describes it."""
+    """Before adding a file to a release, check that its published manifest describes it."""
     text = _gh_ok(["release", "download", tag, "--pattern", MANIFEST, "--output", "-"],
                   GH_QUICK_S)
+    fields = ("key", "files") if "files" in manifest else ("key", "file", "sha256", "bytes")
     try:
         theirs = json.loads(text)
-        differs = [k for k in ("key", "file", "sha256", "bytes") if theirs.get(k) != manifest[k]]
+        differs = [k for k in fields if theirs.get(k) != manifest[k]]
     except (ValueError, AttributeError) as e:
         raise PublishError(f"the published {MANIFEST} of release {tag} is not a JSON object") \
             from e
@@ -221,34 +261,49 @@ def _check_same_manifest(tag: str, manifest: dict) -> None:
 
 
 def publish_release(directory: Path, target: str | None = None) -> str:
-    """Create or complete the release of DIR's checkpoint; returns what it did.
+    """Create or complete the release of DIR's manifest; returns what it did.
 
-    "created": a new release with both assets; "uploaded": the missing assets added to an
-    existing release; "unchanged": the release already had both.
+    "created": a new release with every file and the manifest; "uploaded": the missing ones
+    added to an existing release; "unchanged": the release already had them all.
     """
-    manifest, checkpoint, manifest_path = read_manifest(directory)
-    tag, name = manifest["tag"], manifest["file"]
-    assets = published_assets(tag)
-    if assets is None:
-        args = ["release", "create", tag, str(checkpoint), str(manifest_path),
-                "--title", f"Reference model {manifest['key']}",
+    manifest, assets, manifest_path = read_manifest(directory)
+    tag = manifest["tag"]
+    local = {found["file"]: file for found, file in assets}
+    local[MANIFEST] = manifest_path
+    names = " and ".join(local)
+    published = published_assets(tag)
+    if published is None:
+        args = ["release", "create", tag, *map(str, local.values()),
+                "--title", release_title(manifest),
                 "--notes", release_notes(manifest, manifest_path)]
         if target:
             args += ["--target", target]
         _gh_ok(args, GH_UPLOAD_S)
-        print(f"release {tag}: created with {name} and {MANIFEST}")
+        print(f"release {tag}: created with {names}")
         return "created"
-    _check_same_checkpoint(tag, assets.get(name), manifest)
-    missing = [n for n in (name, MANIFEST) if n not in assets]
+    for found, _ in assets:
+        _check_same_asset(tag, published.get(found["file"]), found)
+    missing = [name for name in local if name not in published]
     if not missing:
-        print(f"release {tag}: already published with {name} and {MANIFEST}; nothing to do")
+        print(f"release {tag}: already published with {names}; nothing to do")
         return "unchanged"
-    if name in missing and MANIFEST not in missing:
+    if MANIFEST not in missing:
         _check_same_manifest(tag, manifest)
-    paths = [str(checkpoint if n == name else manifest_path) for n in missing]
-    _gh_ok(["release", "upload", tag, *paths, "--clobber"], GH_UPLOAD_S)
+    _gh_ok(["release", "upload", tag, *[str(local[n]) for n in missing], "--clobber"],
+           GH_UPLOAD_S)
     print(f"release {tag}: uploaded the missing {' and '.join(missing)}")
     return "uploaded"
+
+
+def publish_releases(directory: Path, target: str | None = None) -> dict[Path, str]:
+    """Publish DIR's release (the reference model) and that of each folder in it that holds a
+    manifest (a chapter's runs, `make release`); returns {folder: what publish_release did}.
+    Every manifest is checked before GitHub is asked anything."""
+    folders = [Path(directory)] + sorted(p for p in Path(directory).iterdir()
+                                         if (p / MANIFEST).is_file())
+    for folder in folders:
+        read_manifest(folder)
+    return {folder: publish_release(folder, target) for folder in folders}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "release":
-            publish_release(args.dir, target=args.target)
+            publish_releases(args.dir, target=args.target)
         else:
             publish_notebooks(args.dir, remote=args.remote, branch=args.branch, repo=args.repo,
                               message=args.message)

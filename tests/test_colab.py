@@ -13,14 +13,15 @@ kernel of that environment, with nothing of this machine's state:
 - an empty HOME (so an empty cache) of its own per notebook, as every Colab notebook gets its
   own runtime; no $SEQ2SEQ_DATA, no $SEQ2SEQ_CACHE; the working directory is an empty folder,
   so no ../shared beside it either;
-- the reference checkpoint published by `make release` (_build/release/), served on 127.0.0.1
-  at the URL the package derives, redirected by the one documented override
-  ($SEQ2SEQ_RELEASE_URL).
+- the reference checkpoint and the attention chapter's runs published by `make release`
+  (_build/release/), served on 127.0.0.1 at the URL the package derives, redirected by the one
+  documented override ($SEQ2SEQ_RELEASE_URL).
 
 It fails if the setup cell changed a preinstalled package, if `lib` comes from anywhere but the
-installed package, if any cell fails, if the reference model would be trained (the probe cell
-replaces the training function by one that fails the notebook), if the corpus is fetched from
-anywhere (the same for the download function; the packaged copy must be what is read), or if
+installed package, if any cell fails, if the reference model or the attention chapter's copies
+would be trained (the probe cell replaces the training functions by ones that fail the
+notebook), if the corpus is fetched from anywhere (the same for the download function; the
+packaged copy must be what is read), if a published file is not fetched exactly once, or if
 the first cell that loads the model takes more than FIRST_LOAD_LIMIT seconds.
 
 The environment is rebuilt on every run under _build/colab-env/ and kept for a look
@@ -45,6 +46,8 @@ import pytest
 from conftest import ROOT
 
 import scripts.colab_env
+from lib import long_inputs
+from lib.course import release
 from scripts import colab_setup, toc
 
 WORK = ROOT / "_build" / "colab-env"
@@ -94,10 +97,21 @@ class _LoggingHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def run_requests() -> list[str]:
+    """What the attention chapter fetches from the release server: each run's manifest and
+    files (lib.course.chapter_models), in the chapter's order, each once."""
+    paths = []
+    for config in release.CHAPTER_RUNS.values():
+        run = long_inputs.cached_run(config)
+        paths += [f"/{run.tag}/manifest.json"] + [f"/{run.tag}/{name}" for name in run.files()]
+    return paths
+
+
 @pytest.fixture(scope="module")
 def release_server():
-    """_build/release/ laid out as GitHub serves release assets (<tag>/<file>), on 127.0.0.1;
-    yields (base URL for $SEQ2SEQ_RELEASE_URL, manifest, request log)."""
+    """_build/release/ laid out as GitHub serves release assets (<tag>/<file>), on 127.0.0.1:
+    the reference checkpoint and the attention chapter's runs (a folder per tag); yields (base
+    URL for $SEQ2SEQ_RELEASE_URL, the reference's manifest, request log)."""
     import lib.course.reference
     from lib.course.download import sha256_of
 
@@ -116,6 +130,12 @@ def release_server():
     served.mkdir(parents=True)
     for path in (checkpoint, manifest_file):
         shutil.copy2(path, served / path.name)
+    tags = sorted({path.split("/")[1] for path in run_requests()})
+    missing = [tag for tag in tags if not (RELEASE / tag / "manifest.json").is_file()]
+    assert not missing, (f"_build/release has no runs of the current keys {missing}: run "
+                         "`make release`")
+    for tag in tags:
+        shutil.copytree(RELEASE / tag, served.parent / tag)
     handler = functools.partial(_LoggingHandler, directory=str(served.parent))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
@@ -149,8 +169,9 @@ def stand_in(colab_env):
 
 
 def probe_cell() -> nbformat.NotebookNode:
-    """Run right after the setup cell: where `lib` comes from; training the reference model and
-    fetching the corpus are replaced by functions that fail the notebook."""
+    """Run right after the setup cell: where `lib` comes from; training the reference model or
+    the attention chapter's copies and fetching the corpus are replaced by functions that fail
+    the notebook."""
     return nbformat.v4.new_code_cell(f"""\
 import json
 from importlib import metadata
@@ -159,6 +180,7 @@ import lib
 import lib.data
 import lib.course.download
 import lib.course.reference
+import lib.long_inputs
 
 
 def _refuse(what):
@@ -168,6 +190,7 @@ def _refuse(what):
 
 
 lib.course.reference.train_reference = _refuse("trained the reference model")
+lib.long_inputs.run = _refuse("fine-tuned the attention chapter's copies")
 lib.course.download.fetch_corpus = _refuse("downloaded the corpus")
 report = {{"lib": lib.__file__, "version": metadata.version("seq2seq-course-lib"),
           "corpus": str(lib.data.corpus_path()), "packaged": str(lib.data.PACKAGED_CORPUS),
@@ -292,6 +315,12 @@ def test_reader_notebook_cold_start_in_colab(colab_env, installed, stand_in, rel
     changed = colab_env.changed_versions(installed["before"], colab_env.installed_versions(ENV))
     assert not changed, f"{chapter} changed preinstalled packages (before, after): {changed}"
 
+    fetched = requests[already:]
+    runs = [path for path in fetched if not path.startswith(f"/{manifest['tag']}/")]
+    fine_tunes = any("cached_runs(" in c.source for c in nb.cells if c.cell_type == "code")
+    assert runs == (run_requests() if fine_tunes else []), (
+        f"{chapter}: the attention chapter's published runs were not fetched exactly once "
+        f"from their releases: {runs}")
     loading = [c for c in nb.cells if c.cell_type == "code" and "pretrained(" in c.source]
     if not loading:
         return  # a chapter without the reference model
@@ -301,7 +330,8 @@ def test_reader_notebook_cold_start_in_colab(colab_env, installed, stand_in, rel
         f"{chapter}: the first cell that loads the reference model took {seconds:.1f} s "
         f"(limit {FIRST_LOAD_LIMIT:.0f} s, download + load from 127.0.0.1)")
     tag = manifest["tag"]
-    assert requests[already:] == [f"/{tag}/manifest.json", f"/{tag}/{manifest['file']}"], (
+    assert [p for p in fetched if p not in runs] == [f"/{tag}/manifest.json",
+                                                    f"/{tag}/{manifest['file']}"], (
         f"{chapter}: the published checkpoint was not fetched exactly once from the release")
 
 

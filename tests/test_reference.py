@@ -688,7 +688,7 @@ def test_no_room_for_the_model_is_said_before_training(tiny, isolated, monkeypat
 def test_the_lock_says_what_its_holder_does_from_the_start(isolated):
     path = isolated / "reference-0000000000000000.pt"
     isolated.mkdir(parents=True, exist_ok=True)
-    with reference._CacheLock(path, "is training") as lock:
+    with reference.CacheLock(path, "is training") as lock:
         assert lock.lock_path.read_text().split() == [str(os.getpid()), "is", "training"]
     assert not lock.lock_path.exists()
 
@@ -698,11 +698,11 @@ def test_a_waiting_process_hears_when_the_holder_turns_to_training(isolated, cap
     again when that changes."""
     path = isolated / "reference-0000000000000000.pt"
     isolated.mkdir(parents=True, exist_ok=True)
-    holder = reference._CacheLock(path, "is downloading").__enter__()
+    holder = reference.CacheLock(path, "is downloading").__enter__()
     got = []
 
     def wait():
-        with reference._CacheLock(path) as lock:
+        with reference.CacheLock(path) as lock:
             got.append(lock.waited)
 
     waiter = threading.Thread(target=wait, daemon=True)

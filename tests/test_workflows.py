@@ -531,6 +531,103 @@ def test_cli_reports_errors_on_stderr_with_exit_1(gh, release_dir):
     assert "manifest.json: missing" in result.stderr
 
 
+# --- the attention chapter's runs: a folder per release beside the reference checkpoint -----
+
+RUN_TAG = "long-inputs-0123456789abcdef"
+RUN_FILES = {f"{RUN_TAG}.pt": b"fine-tuned weights" * 100, f"{RUN_TAG}.json": b'{"steps": 200}'}
+
+
+@pytest.fixture
+def run_dir(release_dir):
+    """A run's release folder inside the release directory, as lib.course.chapter_models
+    writes it: the result, the weights and a manifest that lists them under "files"."""
+    folder = release_dir / RUN_TAG
+    folder.mkdir()
+    for name, data in RUN_FILES.items():
+        (folder / name).write_bytes(data)
+    manifest = {"key": "0123456789abcdef", "tag": RUN_TAG, "name": "long-inputs",
+                "description": "The attention chapter's run 'attention'.", "lib_version": "0.1.0",
+                "files": [{"file": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+                          for n, d in RUN_FILES.items()]}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def test_publish_releases_publishes_the_reference_then_each_run(gh, release_dir, run_dir):
+    gh.scenario({"release view": NOT_FOUND})
+    done = publish.publish_releases(release_dir)
+    assert done == {release_dir: "created", run_dir: "created"}
+    creates = [a for a in gh.argvs() if a[:2] == ["release", "create"]]
+    assert [a[2] for a in creates] == [TAG, RUN_TAG]
+    run = creates[1]
+    files = [str(run_dir / n) for n in RUN_FILES] + [str(run_dir / "manifest.json")]
+    assert run[3:6] == files
+    options = dict(zip(run[6::2], run[7::2]))
+    assert options["--title"] == f"Run {RUN_TAG}"
+    notes = options["--notes"]
+    for name, data in RUN_FILES.items():
+        assert f"`{name}` ({len(data):,} bytes), sha256 `{hashlib.sha256(data).hexdigest()}`" \
+            in notes
+    assert notes.startswith("The attention chapter's run 'attention'.") and "CC-BY" in notes
+    last = gh.calls()[-1]
+    assert all(last["files"][str(run_dir / n)] == hashlib.sha256(d).hexdigest()
+               for n, d in RUN_FILES.items())
+
+
+def test_a_run_release_missing_its_weights_gets_them_after_checking_the_manifest(gh, run_dir):
+    published = (run_dir / "manifest.json").read_text(encoding="utf-8")
+    json_name = f"{RUN_TAG}.json"
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+                     {"name": "manifest.json", "size": 300, "state": "uploaded"},
+                     {"name": json_name, "size": len(RUN_FILES[json_name])}]})},
+                 "release download": {"stdout": published}})
+    assert publish.publish_release(run_dir) == "uploaded"
+    assert gh.argvs()[1:] == [
+        ["release", "download", RUN_TAG, "--pattern", "manifest.json", "--output", "-"],
+        ["release", "upload", RUN_TAG, str(run_dir / f"{RUN_TAG}.pt"), "--clobber"]]
+
+
+def test_a_run_release_with_other_files_is_never_completed(gh, run_dir):
+    theirs = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    theirs["files"][0]["sha256"] = "f" * 64
+    gh.scenario({"release view": {"stdout": json.dumps({"assets": [
+                     {"name": "manifest.json", "size": 300}]})},
+                 "release download": {"stdout": json.dumps(theirs)}})
+    with pytest.raises(publish.PublishError, match="differs from the local one in files"):
+        publish.publish_release(run_dir)
+    gh.view_assets((f"{RUN_TAG}.json", 3))
+    with pytest.raises(publish.PublishError, match=rf"already holds {RUN_TAG}\.json with 3 "
+                                                   r"bytes"):
+        publish.publish_release(run_dir)
+
+
+def rewrite_run(folder: Path, change) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    change(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.pop("description"), "field 'description' is missing"),
+    (lambda m: m.update(files=[]), "field 'files' must be a non-empty list of objects"),
+    (lambda m: m.update(files=["a.pt"]), "field 'files' must be a non-empty list of objects"),
+    (lambda m: m["files"][1].update(sha256="0" * 64),
+     r"field 'files\[1\]\.sha256' is 0{64}, but .*\.json hashes to"),
+    (lambda m: m["files"][0].update(bytes=5), r"field 'files\[0\]\.bytes' is 5, but"),
+    (lambda m: m["files"][0].update(file="../x.pt"), r"field 'files\[0\]\.file' must be a plain"),
+    (lambda m: m["files"][0].pop("sha256"), r"field 'files\[0\]\.sha256' is missing"),
+    (lambda m: m["files"].append(dict(m["files"][0])), "names a file twice"),
+    (lambda m: m.update(tag="long-inputs-other"), "field 'tag' must be a tag name"),
+])
+def test_a_bad_run_manifest_is_refused_naming_the_field(gh, release_dir, run_dir, change,
+                                                        message):
+    rewrite_run(run_dir, change)
+    with pytest.raises(publish.PublishError, match=message) as caught:
+        publish.publish_releases(release_dir)
+    assert str(run_dir / "manifest.json") in str(caught.value)
+    assert gh.calls() == []  # nothing is asked of GitHub before every manifest is right
+
+
 # ---------------------------------------------------------------------------------------------
 # publish.py notebooks, against a local bare repository as origin
 

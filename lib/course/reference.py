@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -125,32 +127,55 @@ def fetch_published(dest: Path, key: str, progress: bool = True,
     ChecksumError) when it cannot, a malformed manifest included.
     """
     tag = release_tag(key)
+    left = deadline_clock(f"the release {tag}", deadline, f"nothing was saved at {dest}")
+    manifest = fetch_manifest(tag, key, left)
+    return fetch_asset(tag, manifest, dest, progress, left)
+
+
+def deadline_clock(what: str, deadline: float | None, nothing: str) -> Callable[[], float]:
+    """The seconds left of one deadline for fetching `what` (default DEFAULT_DEADLINE), for
+    each download in turn; past it, a DownloadError that says `nothing` was saved."""
     limit = DEFAULT_DEADLINE if deadline is None else deadline
     end = time.monotonic() + limit
 
     def left() -> float:
         remaining = end - time.monotonic()
         if remaining <= 0:
-            raise DownloadError(f"fetching the release {tag} took longer than its deadline of "
-                                f"{limit:g} s; nothing was saved at {dest}")
+            raise DownloadError(f"fetching {what} took longer than its deadline of {limit:g} s; "
+                                f"{nothing}")
         return remaining
 
+    return left
+
+
+def fetch_manifest(tag: str, key: str, left: Callable[[], float], many: bool = False) -> dict:
+    """The manifest of release `tag`, downloaded afresh and checked to be one for `key`
+    (`_published_manifest`; `many`: it lists its assets under "files")."""
     manifest_path = cache_dir() / f"{tag}.{MANIFEST}"
     manifest_path.unlink(missing_ok=True)  # always the published one: it is a few bytes
+    check = functools.partial(_published_manifest, key=key, tag=tag, many=many)
     dl.download(links.release_asset(tag, MANIFEST), manifest_path, progress=False,
-             verify=lambda path: _published_manifest(path, key, tag), deadline=left(),
-             max_bytes=MANIFEST_MAX_BYTES)
-    manifest = _published_manifest(manifest_path, key, tag)
-    return dl.download(links.release_asset(tag, manifest["file"]), dest, manifest["sha256"],
-                    size=manifest["bytes"], progress=progress, deadline=left())
+                verify=check, deadline=left(), max_bytes=MANIFEST_MAX_BYTES)
+    return check(manifest_path)
+
+
+def fetch_asset(tag: str, asset: dict, dest: Path, progress: bool,
+                left: Callable[[], float]) -> Path:
+    """Download the asset a manifest describes ({"file", "sha256", "bytes"}) to `dest`."""
+    return dl.download(links.release_asset(tag, asset["file"]), dest, asset["sha256"],
+                       size=asset["bytes"], progress=progress, deadline=left())
 
 
 MANIFEST_MAX_BYTES = 64 * 1024  # a manifest is a few hundred bytes
 CHECKPOINT_MAX_BYTES = 2**30  # the reference checkpoint is about 50 MB
 
 
-def _published_manifest(path: Path, key: str, tag: str) -> dict:
-    """The manifest at `path` if it is one for `key`; DownloadError naming what is wrong."""
+def _published_manifest(path: Path, key: str, tag: str, many: bool = False) -> dict:
+    """The manifest at `path` if it is one for `key`; DownloadError naming what is wrong.
+
+    It describes one asset with its own "file", "sha256" and "bytes" (the reference model's),
+    or, with `many`, a non-empty list of such objects under "files" (a chapter's runs).
+    """
     def invalid(problem: str) -> DownloadError:
         return DownloadError(f"the release manifest of {tag} is not valid: {problem}")
 
@@ -163,7 +188,23 @@ def _published_manifest(path: Path, key: str, tag: str) -> dict:
     if found.get("key") != key:
         raise DownloadError(f"the release manifest of {tag} is for key {found.get('key')}, "
                             f"not {key}")
-    name, sha256, size = found.get("file"), found.get("sha256"), found.get("bytes")
+    if not many:
+        _check_asset(found, invalid)
+        return found
+    files = found.get("files")
+    if not (isinstance(files, list) and files and all(isinstance(f, dict) for f in files)):
+        raise invalid(f"'files' must be a non-empty list of objects, got {str(files)[:80]}")
+    for i, asset in enumerate(files):
+        _check_asset(asset, lambda problem, i=i: invalid(f"files[{i}]: {problem}"))
+    names = [asset["file"] for asset in files]
+    if len(set(names)) != len(names) or MANIFEST in names:
+        raise invalid(f"'files' must name each file once and not {MANIFEST}, got {names}")
+    return found
+
+
+def _check_asset(asset: dict, invalid: Callable[[str], DownloadError]) -> None:
+    """Raise invalid(problem) unless `asset` has a plain file name, a sha256 and a byte count."""
+    name, sha256, size = asset.get("file"), asset.get("sha256"), asset.get("bytes")
     if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", name)):
         raise invalid(f"'file' must be a plain file name, got {name!r}")
     if not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
@@ -171,27 +212,29 @@ def _published_manifest(path: Path, key: str, tag: str) -> dict:
     if not (is_int(size) and 0 < size <= CHECKPOINT_MAX_BYTES):
         raise invalid(f"'bytes' must be a whole number from 1 to {CHECKPOINT_MAX_BYTES}, "
                       f"got {size!r}")
-    return found
 
 
-class _CacheLock:
+class CacheLock:
     """An exclusive lock on one cache key, so that two notebooks started on a machine without
-    the model do not both download or train it on the same cores: one works, the other waits
-    and then loads the result. A lock file beside the cache file (fcntl.flock, released by the
-    system even if the holder dies) holds the holder's pid and what it is doing (`doing`, set
-    on entry and changed with `doing()`); it is removed on release. A waiting process says what
+    the model (`what`: the reference model, a chapter's runs) do not both download or train it
+    on the same cores: one works, the other waits and then loads the result. A lock file
+    beside the cache file (fcntl.flock, released by the system even if the holder dies) holds
+    the holder's pid and what it is doing (`doing`, set on entry and changed with `doing()`);
+    it is removed on release. A waiting process says what
     the holder is doing, and again whenever that changes (a failed download, then training).
     Where fcntl does not exist (Windows), nothing is locked."""
 
     POLL = 0.2  # seconds between a waiting process's looks at the lock
 
-    def __init__(self, path: Path, doing: str = "is preparing"):
+    def __init__(self, path: Path, doing: str = "is preparing",
+                 what: str = "the reference model"):
         self.lock_path = path.with_name(f"{path.name}.lock")
         self.fd: int | None = None
         self.waited = False
         self._doing = doing
+        self.what = what
 
-    def __enter__(self) -> _CacheLock:
+    def __enter__(self) -> CacheLock:
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not on Linux or macOS
@@ -225,11 +268,11 @@ class _CacheLock:
             if (pid, doing) != told and (doing or time.monotonic() - quiet_since > 1):
                 doing = doing or "is fetching or training"
                 if told is None:
-                    print(f"Another process (pid {pid}) {doing} the reference model; waiting "
-                          f"for it to finish…", flush=True)
+                    print(f"Another process (pid {pid}) {doing} {self.what}; waiting for it "
+                          f"to finish…", flush=True)
                 else:
-                    print(f"The other process (pid {pid}) moved on: it {doing} the reference "
-                          f"model; still waiting…", flush=True)
+                    print(f"The other process (pid {pid}) moved on: it {doing} {self.what}; "
+                          f"still waiting…", flush=True)
                 told = pid, doing
             time.sleep(self.POLL)
 
@@ -292,7 +335,7 @@ def pretrained(device=None, download: bool = True, train: bool = True,
     if not (download or train):
         raise _not_cached(path)
     _check_writable(path)
-    with _CacheLock(path, "is downloading" if download else "is training") as lock:
+    with CacheLock(path, "is downloading" if download else "is training") as lock:
         if lock.waited:
             model = _from_cache(path, key, device, "The reference model the other process left")
             if model is not None:
@@ -301,7 +344,7 @@ def pretrained(device=None, download: bool = True, train: bool = True,
 
 
 def _fetch_or_train(path: Path, key: str, device, download: bool, train: bool, progress: bool,
-                    lock: _CacheLock) -> Seq2Seq:
+                    lock: CacheLock) -> Seq2Seq:
     failure = None
     if download:
         try:
@@ -402,7 +445,7 @@ def main(argv=None) -> None:
             return
     elif args.train or not path.is_file():
         _check_writable(path)
-        with _CacheLock(path) as lock:
+        with CacheLock(path) as lock:
             lock.doing("is training")
             train_reference(device=args.device)
     model = checkpoint.load(path, device=args.device)

@@ -7,6 +7,10 @@ manifest names the key, and gives the checkpoint's sha256 and byte count, which 
 must match. The weights are stored in half precision when that moves neither greedy nor beam-5
 BLEU on the test split by more than TOLERANCE (measured here, each time, and written into the
 manifest); otherwise in full precision.
+
+The attention chapter's runs (CHAPTER_RUNS) go beside it, one folder per release,
+<out>/<tag>/ (lib.course.chapter_models.write_release): the result and fine-tuned weights as
+the build computed them, byte for byte, which `lib.long_inputs.cached_runs` downloads.
 """
 
 from __future__ import annotations
@@ -15,18 +19,23 @@ import argparse
 import copy
 import json
 import os
+import shutil
 from pathlib import Path
 
 import torch
 
-from lib import __version__
-from lib.course import checkpoint, reference
+from lib import __version__, long_inputs
+from lib.course import chapter_models, checkpoint, reference
 from lib.course.download import sha256_of
 from lib.data import load_corpus
 from lib.evaluate import evaluate_bleu
+from lib.long_inputs import FinetuneConfig
 from lib.search import DEFAULT_BEAM
 
 TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam search
+# The attention chapter's runs, as book/attention.md names them (`ft_configs`).
+CHAPTER_RUNS = {"reference as it is": FinetuneConfig(steps=0), "fixed vector": FinetuneConfig(),
+                "attention": FinetuneConfig(attention=True)}
 
 
 def _bleu(model, test) -> dict[str, float]:
@@ -79,6 +88,26 @@ def write_release(out: Path, device: str = "cpu") -> dict:
     return manifest
 
 
+def write_runs(out: Path, configs: dict | None = None) -> list[dict]:
+    """Write the releases of the attention chapter's runs (`configs`, default CHAPTER_RUNS)
+    into `out`, one folder each; return their manifests. Runs that are not cached are
+    downloaded or trained first (`lib.long_inputs.cached_runs`); other keys' folders go."""
+    configs = CHAPTER_RUNS if configs is None else configs
+    long_inputs.cached_runs(configs)
+    manifests = []
+    for label, config in configs.items():
+        weights = " and its fine-tuned weights" if config.steps else ""
+        description = (f"The attention chapter's run {label!r} ({config}): its result{weights}, "
+                       f"which `lib.long_inputs.cached_runs` downloads when it is not cached.")
+        run = long_inputs.cached_run(config)
+        manifests.append(chapter_models.write_release(run, Path(out), description))
+    tags = {manifest["tag"] for manifest in manifests}
+    for stale in Path(out).glob("long-inputs-*"):  # one key per run in a release folder
+        if stale.is_dir() and stale.name not in tags:
+            shutil.rmtree(stale)
+    return manifests
+
+
 def _current(out: Path, key: str) -> dict | None:
     """The manifest in `out` if it is for `key` and its checkpoint still has its sha256."""
     try:
@@ -101,6 +130,10 @@ def main(argv=None) -> None:
         print(f"  test BLEU with {dtype} weights: greedy {scores['greedy']:.2f}, "
               f"beam {DEFAULT_BEAM} {scores[f'beam{DEFAULT_BEAM}']:.2f}")
     print(f"{args.out / reference.MANIFEST} written (release tag {manifest['tag']})")
+    for run in write_runs(args.out):
+        size = sum(f["bytes"] for f in run["files"]) / 1e6
+        print(f"{args.out / run['tag']}: {len(run['files'])} files, {size:.1f} MB "
+              f"(release tag {run['tag']})")
 
 
 if __name__ == "__main__":
