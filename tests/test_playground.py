@@ -11,6 +11,7 @@ the website is built.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from conftest import ROOT, SITE, open_page, serve_directory
 
 from lib import search
 from lib.course import playground
-from lib.data import EOS, SOS, detokenize, load_corpus, normalize, tokenize
+from lib.data import EOS, SOS, SPECIALS, UNK, detokenize, load_corpus, normalize, tokenize
 from scripts import playground_site
 
 EXPORTS = ROOT / "_build" / "playground"
@@ -37,6 +38,13 @@ SPEED_SENTENCE = "Tom wants to go to the park."  # 7 words
 SPEED_LIMIT_MS = 300
 MODEL_BYTES_LIMIT = 15_000_000
 BLEU_TOL = 0.5
+PAGE = ROOT / "book" / "playground.md"
+# The sentences of the page's "Experiments to try", in the order the text first names them: the
+# tests below replay them on the exported models (the browser parity tests included) and check
+# what the text states about them.
+EXPERIMENTS = {"look": "I am cold.", "last": "I am cold",
+               "hypotheses": "Tom wants to go to the park.", "both": "Where is the station?",
+               "joined": "I am cold. Tom is hungry. We are tired.", "unknown": "The xyzzy is cold."}
 # Text the tokeniser must treat exactly as lib.data does: Unicode spaces and quotes, elision,
 # hyphens, digits, symbols, accents in NFD form, non-Latin scripts.
 TRICKY = ["Qu\u2019est-ce que c'est\u202f?", "  I'm\thungry\u00a0!  ", "e\u0301te\u0301 -- x_y",
@@ -85,6 +93,43 @@ def test_the_form_takes_its_defaults_from_the_export():
         tag = re.search(rf'<input[^>]*name="{name}"[^>]*>', html).group(0)
         assert "value=" not in tag, tag
     assert re.search(r'<output name="kval">\s*</output>', html)
+
+
+def _experiments_text() -> str:
+    """The page's section "Experiments to try", up to the next section."""
+    text = PAGE.read_text(encoding="utf-8")
+    return text.split("## Experiments to try", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_pages_experiments_are_the_ones_replayed():
+    """The sentences the experiments name are EXPERIMENTS, which the tests below replay."""
+    spans = [c for c in re.findall(r"`([^`]+)`", _experiments_text()) if c not in SPECIALS]
+    assert list(dict.fromkeys(spans)) == list(EXPERIMENTS.values())
+
+
+def test_what_the_experiments_say_about_their_sentences():
+    tokens = {name: tokenize(sentence) for name, sentence in EXPERIMENTS.items()}
+    # 1 and 2: the full stop is the last token, and without it the last token is "cold"
+    assert tokens["look"][-1] == "." and tokens["last"] == tokens["look"][:-1]
+    assert tokens["last"][-1] == "cold"
+    # 4: three short sentences joined, the first experiment's first
+    assert sum(t in (".", "!", "?") for t in tokens["joined"]) == 3
+    assert EXPERIMENTS["joined"].startswith(EXPERIMENTS["look"] + " ")
+    # 1: the attention chapter's section that measures how often a row's strongest column is
+    # the last token, over the rows of every joined test source
+    chapter = (ROOT / "book" / "attention.md").read_text(encoding="utf-8")
+    section = chapter.split("\n## Reading the alignments\n", 1)[1].split("\n## ", 1)[0]
+    assert "alignment.summarize(" in section and "measured.last" in section
+    assert "section *Reading the alignments* measures how often the darkest cell of a row is " \
+        "the last token" in " ".join(_experiments_text().split())
+
+
+def test_the_pages_rules_are_the_codes():
+    """What the page says of the search and the weights is what lib.search and the export do."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    a, b = search.SOURCE_CAP
+    assert f"the length cap {a}*S* + {b}" in text
+    assert "stored as 8-bit integers" in text and playground.INT8_MAX == 2 ** 7 - 1
 
 
 def test_attention_model_is_the_chapters():
@@ -388,13 +433,14 @@ def test_tokeniser_matches_lib(pg, held_out):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_browser_parity_with_lib(pg, page_model, held_out):
-    """Greedy and beam-5 outputs, tokens and hidden states on the held-out sentences."""
+    """Greedy and beam-5 outputs, tokens and hidden states on the held-out sentences and the
+    page's experiments."""
     from lib.evaluate import translate_all
     from lib.widgets import capture_hidden
 
     page, _, problems = pg
-    sources = [en for en, _ in held_out]
-    assert len(sources) == PARITY_SENTENCES
+    assert len(held_out) == PARITY_SENTENCES
+    sources = [en for en, _ in held_out] + list(EXPERIMENTS.values())  # the page's experiments
     greedy = translate_all(page_model, sources, beam_size=1)
     beam = translate_all(page_model, sources, beam_size=5)
     start, results = time.perf_counter(), []
@@ -416,7 +462,7 @@ def test_browser_parity_with_lib(pg, page_model, held_out):
         got_dec = _floats(r["decoder"], (len(r["greedyIds"]), L, H)).transpose(1, 0, 2)
         if got_dec.shape == tuple(dec.shape):  # else greedy differs, a mismatch listed above
             worst = max(worst, float(np.abs(got_dec - dec.numpy()).max()))
-    print(f"\nbrowser vs lib on {len(sources)} held-out sentences ({browser_s:.0f} s in Chromium): "
+    print(f"\nbrowser vs lib on {len(sources)} sentences ({browser_s:.0f} s in Chromium): "
           f"{len(mismatches)} different outputs, hidden states within {worst:.2e}")
     for m in mismatches:
         print("  mismatch", m)
@@ -716,6 +762,60 @@ def test_attention_graphs_match_lib(attention_dir, attention_model, held_out):
     assert max(worst.values()) < STATE_TOL, worst
 
 
+def _finished(trace) -> list[tuple[list[int], np.ndarray]]:
+    """Every hypothesis a traced beam search finished, best first as the page lists them:
+    (token ids, the weights (T, S) the search scored each of its tokens with)."""
+    nodes = {n.id: n for n in trace.nodes}
+    out = []
+    for node in sorted((n for n in trace.nodes if n.status == "finished"),
+                       key=lambda n: (-n.score, n.id)):
+        path = []
+        while node.parent is not None:
+            path.append(node)
+            node = nodes[node.parent]
+        out.append(([n.token for n in reversed(path)],
+                    np.array([n.attention for n in reversed(path)])))
+    return out
+
+
+def _shared_rows(a: list[int], b: list[int]) -> int:
+    """How many rows two outputs share: those of their common first words, and the row of the
+    first word where they differ (scored from the same state, before that word was chosen)."""
+    same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return min(same + 1, len(a), len(b))
+
+
+@pytest.mark.slow
+def test_the_experiments_hold_for_the_attention_model(attention_model):
+    """What the page's experiments state as fact, on the exported attention model (the page's
+    int8 weights) with the page's search (lib.search's defaults, the source cap): the browser
+    parity tests show the page computes the same on these sentences."""
+    m = attention_model
+    # 5: xyzzy is not in the English vocabulary, so it is read as <unk>
+    unknown = tokenize(EXPERIMENTS["unknown"])
+    assert "xyzzy" in unknown and "xyzzy" not in m.src_vocab.stoi
+    assert m.prepare([EXPERIMENTS["unknown"]])[0][0, unknown.index("xyzzy")] == UNK
+    for name, sentence in EXPERIMENTS.items():
+        src, lengths = m.prepare([sentence])
+        trace = search.beam_search(m, src, lengths, source_cap=True, trace=True).trace
+        hyps = _finished(trace)
+        # the heatmap of a hypothesis: the weights lib computes for its output, teacher-forced
+        # (what the page draws), are the ones the search scored it with
+        drawn = [(ids, _lib_weights(m, sentence, ids)) for ids, _ in hyps]
+        for (ids, rows), (_, weights) in zip(hyps, drawn):
+            np.testing.assert_allclose(weights, rows, atol=WEIGHT_TOL)
+            # every row is a softmax over the source: its weights add up to 1
+            assert weights.shape == (len(ids), len(tokenize(sentence)))
+            np.testing.assert_allclose(weights.sum(1), 1, atol=1e-5)
+        # 3: two hypotheses' rows are identical up to and including the row of the first word
+        # where they differ
+        for (a, wa), (b, wb) in itertools.combinations(drawn, 2):
+            n = _shared_rows(a, b)
+            np.testing.assert_allclose(wa[:n], wb[:n], atol=1e-6)
+        if name == "hypotheses":  # there are hypothesis buttons to click through
+            assert len(hyps) >= 2, hyps
+
+
 @pytest.fixture(scope="module")
 def pg_attention(browser, playground_url, attention_dir):
     """A page of its own, switched to the attention model; yields (page, problems, loaded):
@@ -767,19 +867,21 @@ def test_attention_model_loads_only_on_switch(pg_attention):
     assert not [u for u in loaded["before"] if any(b in u for b in big)], loaded["before"]
     assert any("model/encoder.onnx" in u for u in loaded["before"])
     assert all(any(b in u for u in loaded["after"]) for b in big), loaded["after"]
-    assert page.locator(".s2s-pg-model").inner_text().startswith("The attention model.")
+    line = page.locator(".s2s-pg-model").inner_text()  # its BLEU, as the page says
+    assert line.startswith("The attention model.") and "BLEU on the" in line, line
     assert not problems["console"], problems
 
 
 @pytest.mark.slow
 @pytest.mark.browser
 def test_attention_browser_parity_with_lib(pg_attention, attention_model, held_out):
-    """Greedy and beam-5 outputs and their attention weights on the held-out sentences."""
+    """Greedy and beam-5 outputs and their attention weights on the held-out sentences and the
+    page's experiments."""
     from lib.evaluate import translate_all
 
     page, problems, _ = pg_attention
-    sources = [en for en, _ in held_out]
-    assert len(sources) == PARITY_SENTENCES
+    assert len(held_out) == PARITY_SENTENCES
+    sources = [en for en, _ in held_out] + list(EXPERIMENTS.values())  # the page's experiments
     greedy = translate_all(attention_model, sources, beam_size=1)
     beam = translate_all(attention_model, sources, beam_size=5)
     start, results = time.perf_counter(), []
@@ -796,7 +898,7 @@ def test_attention_browser_parity_with_lib(pg_attention, attention_model, held_o
         for ids, got in ((r["greedyIds"], r["greedyW"]), (r["beamIds"], r["beamW"])):
             want = _lib_weights(attention_model, s, ids)  # (T, S)
             worst = max(worst, float(np.abs(np.array(got) - want).max()))
-    print(f"\nattention model, browser vs lib on {len(sources)} held-out sentences "
+    print(f"\nattention model, browser vs lib on {len(sources)} sentences "
           f"({browser_s:.0f} s in Chromium): {len(mismatches)} different outputs, attention "
           f"weights within {worst:.2e}")
     for m in mismatches:
@@ -823,7 +925,7 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
     """The switch, a translation, the heatmap of the winner and of each finished hypothesis:
     the drawn cells hold lib's weights for those outputs."""
     page, problems, _ = pg_attention
-    sentence = "Tom wants to go to the park."
+    sentence = EXPERIMENTS["hypotheses"]  # the page's third experiment
     assert _translate(page, sentence) == "done"
     shown = page.locator(".s2s-pg-translation").inner_text()
     assert shown == attention_model.translate([sentence], beam_size=search.DEFAULT_BEAM)[0]
@@ -836,6 +938,7 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
                                      M.vocab.default_alpha, M.vocab.default_margin);
         return b.finished.map((h) => h.tokens); }""", sentence)
     assert len(hyps) == buttons.count()
+    shown_cells = []
     for i, ids in enumerate(hyps):
         buttons.nth(i).click()
         source, output, cells = _shown_heatmap(page)
@@ -845,6 +948,11 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
         assert cells.shape == want.shape
         np.testing.assert_allclose(cells, want, atol=WEIGHT_TOL)
         np.testing.assert_allclose(cells.sum(1), 1, atol=1e-5)
+        shown_cells.append(cells)
+    # the experiment: rows identical up to and including the first word where two differ
+    for (a, ca), (b, cb) in itertools.combinations(zip(hyps, shown_cells), 2):
+        n = _shared_rows(a, b)
+        np.testing.assert_array_equal(ca[:n], cb[:n])
     SHOTS.mkdir(parents=True, exist_ok=True)
     buttons.first.click()
     page.locator(".s2s-pg-attention").screenshot(path=str(SHOTS / "attention.png"))
@@ -858,6 +966,10 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
     assert output == [attention_model.tgt_vocab.itos[t] for t in greedy_ids]
     np.testing.assert_allclose(cells, _lib_weights(attention_model, sentence, greedy_ids),
                                atol=WEIGHT_TOL)
+    # the fifth experiment: xyzzy is marked as read as <unk>, and has a column of its own
+    assert _translate(page, EXPERIMENTS["unknown"]) == "done"
+    assert page.locator(".s2s-pg-source .tok.unk").all_inner_texts() == ["xyzzy → <unk>"]
+    assert _shown_heatmap(page)[0] == tokenize(EXPERIMENTS["unknown"])
     page.check("#s2s-playground input[name=model][value=reference]")
     page.wait_for_function("window.S2SPlayground.model.name === 'reference' && "
                            "document.getElementById('s2s-playground').dataset.state === 'done'",
