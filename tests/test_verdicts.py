@@ -137,14 +137,19 @@ def test_followed_is_decided_by_content_not_string_equality(states, context, rou
 def test_context_swap_verdict_and_the_drift_conclusion_agree():
     cases = {
         ("the initial states", "the initial states"): ("follows its initial states",
-                                                       "being available is not being used"),
-        ("the context", "the context"): ("follows the fed context", "does lean on it"),
-        ("neither", "neither"): ("mixes both routes", "uses both routes"),
-        ("the context", "the initial states"): ("disagree", "uses both routes"),
+                                                       "argmax output follows the initial"),
+        ("the context", "the context"): ("follows the fed context",
+                                         "argmax output follows the fed context"),
+        ("neither", "neither"): ("mixes both routes", "neither route decides"),
+        ("the context", "the initial states"): ("disagree", "neither route decides"),
     }
     for routes, (swap, drift) in cases.items():
         assert swap in v.context_swap_verdict(routes)
-        assert drift in v.drift_conclusion(routes)
+        drift_text = v.drift_conclusion(routes)
+        assert drift in drift_text
+        # every outcome limits itself to two sentences' argmax outputs
+        assert "two sentences" in drift_text and "may still move the probabilities" in drift_text
+        assert "relies on" not in drift_text and "being used" not in drift_text
     # the built page's case: both outputs translate the states' sentence
     states = v.context_swap_verdict(["the initial states"] * 2)
     assert "neither" not in states
@@ -658,8 +663,10 @@ def test_paired_gap_tie_and_bad_counts():
 
 
 @pytest.mark.parametrize("lo, hi, start", [
-    (0.4, 3.5, "a right rewording alone costs 1.8 points (95 % interval 0.4 to 3.5"),
-    (-1.5, 4.9, "a right rewording changes the score by -1.8 points, but the 95 % interval")])
+    (0.4, 3.5, "a right rewording alone changes the score by -1.8 points (95 % interval of "
+               "that change -3.5 to -0.4 points"),
+    (-1.5, 4.9, "a right rewording changes the score by -1.8 points, but the 95 % interval of "
+                "that change -4.9 to +1.5 points over 73 sentences includes zero")])
 def test_rewording_interval_words_follow_the_interval(lo, hi, start):
     text = v.rewording_interval(30.0, 28.2, 15.6, lo, hi, 73)
     assert text.startswith(start)
@@ -668,8 +675,26 @@ def test_rewording_interval_words_follow_the_interval(lo, hi, start):
 
 def test_rewording_interval_when_the_rewording_scores_higher():
     text = v.rewording_interval(28.0, 29.5, 15.6, -3.0, -0.5, 73)
-    assert text.startswith("a right rewording even scores 1.5 points higher (95 % interval -3.0")
+    assert text.startswith("a right rewording even changes the score by +1.5 points (95 % "
+                           "interval of that change +0.5 to +3.0")
+    assert "does not count rewording as damage" in text
     assert "; the wrong word costs 13.9 points more" in text
+
+
+@pytest.mark.parametrize("right, other, lo, hi", [
+    (30.0, 28.2, 0.4, 3.5), (30.0, 28.2, -1.5, 4.9), (28.0, 29.5, -3.0, -0.5),
+    (28.0, 29.5, -4.0, 1.0), (30.0, 30.0, -1.0, 1.0)])
+def test_rewording_interval_states_change_and_interval_with_the_same_sign(right, other, lo, hi):
+    """The review's case: the change (other - right) and its interval must be one quantity, so
+    the point estimate lies inside the stated interval whatever the signs."""
+    import re
+    text = v.rewording_interval(right, other, 10.0, lo, hi, 50)
+    change, low, high = (float(x) for x in re.search(
+        r"by ([+-]\d+\.\d) points.*interval of that change ([+-]\d+\.\d) to ([+-]\d+\.\d)",
+        text).groups())
+    assert change == pytest.approx(other - right)
+    assert (low, high) == (pytest.approx(-hi), pytest.approx(-lo))
+    assert low <= change <= high
 
 
 def test_rewording_interval_rejects_reversed_interval():
@@ -729,3 +754,65 @@ def test_loss_vs_exact_agree_and_disagree():
     assert "exact match gives nothing" in text
     with pytest.raises(ValueError, match="same runs"):
         v.loss_vs_exact(free, {"1.0": 0.5})
+
+
+# --- decoder, prediction head, teacher forcing (third review) ---------------------------------
+
+
+@pytest.mark.parametrize("on_off, on_wide, words", [
+    ((10, 8), (40, 0), "within the noise of these 500 held-out sequences, so this run does not"),
+    ((5, 60), (40, 0), "the initial state only does better than the fed context, beyond"),
+    ((60, 5), (60, 5), "also ahead of the wider model without it"),
+    ((60, 5), (20, 17), "comes within the noise of it: the gap is as well explained by size as"),
+    ((60, 5), (5, 60), "does better still, beyond the noise: size, not the wiring")])
+def test_wiring_summary_attributes_only_what_the_controls_allow(on_off, on_wide, words):
+    text = v.wiring_summary(on_off, on_wide, 500)
+    assert words in text
+    if "within the noise of it" in text:
+        assert "the wiring does" not in text
+
+
+def test_wiring_summary_rejects_impossible_counts():
+    with pytest.raises(ValueError, match="discordant"):
+        v.wiring_summary((300, 300), (0, 0), 500)
+    with pytest.raises(ValueError, match="integers"):
+        v.wiring_summary((1.5, 0), (0, 0), 500)
+
+
+@pytest.mark.parametrize("lo, hi, words", [
+    (0.4, 3.5, "part of that drop is rewording"), (-3.0, -0.5, "does not lower BLEU"),
+    (-4.7, 7.4, "could not measure how much"), (0.0, 0.0, "could not measure")])
+def test_rewording_summary_follows_the_same_interval(lo, hi, words):
+    assert words in v.rewording_summary(lo, hi)
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_summary(1.0, 0.0)
+
+
+def test_checkpoint_leaders_claims_a_leader_only_when_it_leads_throughout():
+    steady = {"ratio 1.0": [(100, 0.2), (200, 0.5)], "ratio 0.0": [(100, 0.1), (200, 0.4)]}
+    assert v.checkpoint_leaders(steady) == ("ratio 1.0 leads at every one of the 2 checkpoints "
+                                            "(steps 100 to 200)")
+    tied = {"a": [(1, 0.2), (2, 0.5)], "b": [(1, 0.2), (2, 0.5)]}
+    assert v.checkpoint_leaders(tied).startswith("a and b share the lead at every one")
+    changing = {"1.0": [(1, 0.2), (2, 0.3), (3, 0.5)], "linear": [(1, 0.1), (2, 0.4), (3, 0.6)],
+                "0.0": [(1, 0.1), (2, 0.2), (3, 0.7)]}
+    text = v.checkpoint_leaders(changing)
+    assert text.startswith("the lead changes between the 3 checkpoints (1.0 at step 1; linear "
+                           "at step 2; 0.0 at step 3)")
+    assert "not a settled one" in text
+    grouped = {"a": [(1, 0.5), (2, 0.5), (3, 0.1)], "b": [(1, 0.1), (2, 0.1), (3, 0.9)]}
+    assert "(a at steps 1 to 2; b at step 3)" in v.checkpoint_leaders(grouped)
+    with pytest.raises(ValueError, match="same"):
+        v.checkpoint_leaders({"a": [(1, 0.5)], "b": [(2, 0.5)]})
+    with pytest.raises(ValueError, match="two runs"):
+        v.checkpoint_leaders({"a": [(1, 0.5)]})
+
+
+def test_checkpoint_places_says_whether_the_place_holds():
+    curves = {"a": [(1, 0.5), (2, 0.5)], "b": [(1, 0.1), (2, 0.9)], "c": [(1, 0.3), (2, 0.2)]}
+    assert v.checkpoint_places("a", curves, "exact share") == (
+        "across the 2 checkpoints it moves between 1st and 2nd of the 3 runs in exact share")
+    assert v.checkpoint_places("c", {"a": curves["a"], "c": curves["c"]}, "x") == (
+        "it is 2nd of the 2 runs in x at every one of the 2 checkpoints")
+    with pytest.raises(ValueError, match="not among"):
+        v.checkpoint_places("z", curves, "x")

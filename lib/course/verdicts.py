@@ -191,15 +191,18 @@ def context_swap_verdict(routes: Sequence[str]) -> str:
 def drift_conclusion(routes: Sequence[str]) -> str:
     """What the drift exercise may conclude about the fed context, given the swap experiment."""
     routes = set(routes)
+    caveat = ("; that is the argmax output on two sentences only, with another sentence's "
+              "context, an input the model never met in training, and the fed context may "
+              "still move the probabilities")
     if routes == {"the context"}:
-        return ("and the swap experiment above showed that the model does lean on it: fed "
-                "another sentence's context, it translates that sentence")
+        return ("and on the two sentences of the swap experiment above the argmax output "
+                "follows the fed context: given another sentence's context, it translates that "
+                "sentence" + caveat)
     if routes == {"the initial states"}:
-        return ("but being available is not being used: the swap experiment above showed that "
-                "this model follows its initial states, so the fed context is a route it could "
-                "use rather than one it relies on")
-    return ("and the swap experiment above showed that this model uses both routes, neither "
-            "one deciding on its own")
+        return ("but on the two sentences of the swap experiment above the argmax output "
+                "follows the initial states, not the fed context" + caveat)
+    return ("and on the two sentences of the swap experiment above neither route decides the "
+            "argmax output on its own" + caveat)
 
 
 def calibration_verdict(groups: Sequence[tuple[float, float]]) -> str:
@@ -1102,13 +1105,16 @@ def rewording_interval(bleu_right: float, bleu_other: float, bleu_wrong: float,
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     reword = bleu_right - bleu_other
-    span = f"95 % interval {lo:.1f} to {hi:.1f} over {n:,} sentences"
+    # the interval is of right - other; the sentence speaks of the change a rewording makes,
+    # other - right, so it states that change's interval, (-hi, -lo), with the same sign
+    span = (f"95 % interval of that change {-hi:+.1f} to {-lo:+.1f} points over {n:,} "
+            f"sentences")
     if lo > 0:
-        first = (f"a right rewording alone costs {reword:.1f} points ({span}), so BLEU does "
-                 f"count rewording as damage")
+        first = (f"a right rewording alone changes the score by {-reword:+.1f} points ({span}), "
+                 f"so BLEU does count rewording as damage")
     elif hi < 0:
-        first = (f"a right rewording even scores {-reword:.1f} points higher ({span}), so "
-                 f"here BLEU does not count rewording as damage")
+        first = (f"a right rewording even changes the score by {-reword:+.1f} points ({span}), "
+                 f"so here BLEU does not count rewording as damage")
     else:
         first = (f"a right rewording changes the score by {-reword:+.1f} points, but the "
                  f"{span} includes zero, so these sentences cannot say how much BLEU counts "
@@ -1182,3 +1188,127 @@ def loss_vs_exact(free: dict[str, float], exact: dict[str, float]) -> str:
             f"reverses more sequences exactly: the loss rewards probability on every right "
             f"digit, partly right sequences included, while exact match gives nothing to a "
             f"sequence with one wrong digit")
+
+
+# --- decoder, prediction head, teacher forcing (third review) ---------------------------------
+
+def _paired_side(only_a: int, only_b: int, n: int, z: float = 2.0) -> int:
+    """+1 when a is ahead of b by more than z standard errors of the paired difference (as in
+    `paired_gap`), -1 when b is, 0 when the gap is within that noise."""
+    for count in (only_a, only_b, n):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"counts must be integers >= 0, got {count!r}")
+    if n < 1 or only_a + only_b > n:
+        raise ValueError(f"need n >= 1 and at most n discordant items, got {only_a} + "
+                         f"{only_b} of {n}")
+    gap = (only_a - only_b) / n
+    se = math.sqrt(max(only_a + only_b - (only_a - only_b) ** 2 / n, 0.0)) / n
+    if only_a == only_b or abs(gap) <= z * se:
+        return 0
+    return 1 if gap > 0 else -1
+
+
+def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int], n: int,
+                   z: float = 2.0) -> str:
+    """The decoder chapter's wiring experiment, from discordant counts on the same n held-out
+    items: (only the fed-context model right, only the other right) against the model of the
+    same width without the fed context, and against the wider one without it, which has about
+    as many weights and wider states. Says what the gaps, weighed against the paired noise,
+    can attribute to the wiring and what as well to size."""
+    off = _paired_side(*on_vs_off, n, z)
+    wide = _paired_side(*on_vs_wide, n, z)
+    if off == 0:
+        return (f"the fed context's lead over the initial state only is within the noise of "
+                f"these {n:,} held-out sequences, so this run does not show that feeding the "
+                f"context helps")
+    if off < 0:
+        return (f"the initial state only does better than the fed context, beyond the noise of "
+                f"these {n:,} held-out sequences, so this run does not show that feeding the "
+                f"context helps")
+    lead = (f"the fed context is ahead of the initial state only beyond the noise of these "
+            f"{n:,} held-out sequences")
+    if wide > 0:
+        return (f"{lead}, and also ahead of the wider model without it, so on this seed and "
+                f"budget the extra weights and the wider state that run adds do not explain "
+                f"the gap; the wiring does")
+    if wide == 0:
+        return (f"{lead}, but the wider model without it, with about as many weights, comes "
+                f"within the noise of it: the gap is as well explained by size as by the "
+                f"wiring")
+    return (f"{lead}, but the wider model without it does better still, beyond the noise: "
+            f"size, not the wiring, explains the gap here")
+
+
+def rewording_summary(lo: float, hi: float) -> str:
+    """The summary's clause about the exposure-bias control, from the same 95 % interval
+    (lo, hi) of right - other as `rewording_interval`: how much of the drop after a wrong
+    word the control attributes to rewording that the references lack."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return ("the control with another reference's first word shows that BLEU counts a "
+                "right rewording as damage too, so part of that drop is rewording that the "
+                "references lack")
+    if hi < 0:
+        return ("the control with another reference's first word found that a right rewording "
+                "does not lower BLEU here")
+    return ("the control with another reference's first word could not measure how much of "
+            "that drop is rewording that the references lack (its interval includes zero)")
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _steps_of(curves: dict) -> list:
+    if len(curves) < 2:
+        raise ValueError("need at least two runs")
+    steps = [s for s, _ in next(iter(curves.values()))]
+    if not steps or any([s for s, _ in c] != steps for c in curves.values()):
+        raise ValueError("every run needs the same, non-empty checkpoints")
+    return steps
+
+
+def _span(steps: Sequence[int]) -> str:
+    return f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]} to {steps[-1]}"
+
+
+def checkpoint_leaders(curves: dict[str, Sequence[tuple[int, float]]]) -> str:
+    """curves: run name -> [(step, score)] at the same checkpoints, higher is better. Which run
+    leads at every checkpoint, or, when the lead changes, who leads when: a ranking at the last
+    checkpoint of a short budget holds only if it held on the way there."""
+    steps = _steps_of(curves)
+    leaders = []
+    for i in range(len(steps)):
+        best = max(c[i][1] for c in curves.values())
+        leaders.append(tuple(k for k, c in curves.items() if c[i][1] == best))
+    common = [k for k in leaders[0] if all(k in lead for lead in leaders)]
+    if common:
+        who = " and ".join(common)
+        verb = "leads" if len(common) == 1 else "share the lead"
+        return (f"{who} {verb} at every one of the {len(steps)} checkpoints ({_span(steps)})")
+    runs, start = [], 0
+    for i in range(1, len(steps) + 1):
+        if i == len(steps) or leaders[i] != leaders[start]:
+            runs.append(f"{' and '.join(leaders[start])} at {_span(steps[start:i])}")
+            start = i
+    return (f"the lead changes between the {len(steps)} checkpoints ({'; '.join(runs)}), so "
+            f"the ranking at the end of this budget is not a settled one")
+
+
+def checkpoint_places(name: str, curves: dict[str, Sequence[tuple[int, float]]],
+                      what: str) -> str:
+    """Where run `name` places (higher is better, ties share a place) at each checkpoint of
+    `curves`: the same place throughout, or the range of places it moves between."""
+    steps = _steps_of(curves)
+    if name not in curves:
+        raise ValueError(f"{name!r} is not among {sorted(curves)}")
+    places = [1 + sum(c[i][1] > curves[name][i][1] for c in curves.values())
+              for i in range(len(steps))]
+    n = len(curves)
+    if len(set(places)) == 1:
+        return (f"it is {_ordinal(places[0])} of the {n} runs in {what} at every one of the "
+                f"{len(steps)} checkpoints")
+    return (f"across the {len(steps)} checkpoints it moves between {_ordinal(min(places))} and "
+            f"{_ordinal(max(places))} of the {n} runs in {what}")
