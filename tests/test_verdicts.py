@@ -816,3 +816,20 @@ def test_checkpoint_places_says_whether_the_place_holds():
         "it is 2nd of the 2 runs in x at every one of the 2 checkpoints")
     with pytest.raises(ValueError, match="not among"):
         v.checkpoint_places("z", curves, "x")
+
+
+def test_share_interval_claims_a_difference_only_outside_zero():
+    a, b = "the beam's share of search errors", "greedy's"
+    assert v.share_interval(-9.04, -1.0, a, b) == (
+        "the beam's share of search errors is lower than greedy's (the 95 % interval of the "
+        "difference, -9.0 to -1.0 points, lies below zero)")
+    assert v.share_interval(0.5, 3.0, a, b).startswith(
+        "the beam's share of search errors is higher than greedy's (")
+    assert "+0.5 to +3.0 points, lies above zero" in v.share_interval(0.5, 3.0, a, b)
+    for lo, hi in ((-4.0, 2.0), (0.0, 3.0), (-3.0, 0.0), (0.0, 0.0)):
+        assert v.share_interval(lo, hi, a, b).startswith(
+            "the beam's share of search errors cannot be told apart from greedy's on these "
+            "items (")
+        assert v.share_interval(lo, hi, a, b).endswith("includes zero)")
+    with pytest.raises(ValueError, match="above its high end"):
+        v.share_interval(1.0, -1.0, a, b)

@@ -1312,3 +1312,19 @@ def checkpoint_places(name: str, curves: dict[str, Sequence[tuple[int, float]]],
                 f"{len(steps)} checkpoints")
     return (f"across the {len(steps)} checkpoints it moves between {_ordinal(min(places))} and "
             f"{_ordinal(max(places))} of the {n} runs in {what}")
+
+
+def share_interval(lo: float, hi: float, a: str, b: str) -> str:
+    """A 95 % interval (lo, hi), in points, of one share minus another measured on the same
+    items (a paired bootstrap), in words: 'a is lower than b (the 95 % interval of the
+    difference, -9.0 to -1.0 points, lies below zero)', higher, or not told apart when the
+    interval includes zero. `a` and `b` name the shares ('the beam's share of search errors',
+    'greedy's')."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    span = f"the 95 % interval of the difference, {lo:+.1f} to {hi:+.1f} points"
+    if lo > 0:
+        return f"{a} is higher than {b} ({span}, lies above zero)"
+    if hi < 0:
+        return f"{a} is lower than {b} ({span}, lies below zero)"
+    return f"{a} cannot be told apart from {b} on these items ({span}, includes zero)"
