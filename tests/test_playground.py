@@ -812,8 +812,10 @@ def test_the_experiments_hold_for_the_attention_model(attention_model):
         for (a, wa), (b, wb) in itertools.combinations(drawn, 2):
             n = _shared_rows(a, b)
             np.testing.assert_allclose(wa[:n], wb[:n], atol=1e-6)
-        if name == "hypotheses":  # there are hypothesis buttons to click through
+        if name == "hypotheses":  # hypothesis buttons to click through, some sharing words
             assert len(hyps) >= 2, hyps
+            assert any(_shared_rows(a, b) >= 2 for (a, _), (b, _) in
+                       itertools.combinations(hyps, 2)), hyps
 
 
 @pytest.fixture(scope="module")
