@@ -461,7 +461,8 @@ def parting_ok(greedy_steps, beam_steps):
 
 
 def test_parting_reference_matches_hand_values():
-    # the chapter's first table: greedy A <eos> (0.5 * 0.4), beam B C <eos> (0.45 * 0.95 * 1)
+    # the first exercise's trap table (its solution): greedy A <eos> (0.5 * 0.4),
+    # beam B C <eos> (0.45 * 0.95 * 1)
     ln = math.log
     t, lead, after = checks.parting_reference([("A", ln(0.5)), ("<eos>", ln(0.4))],
                                               [("B", ln(0.45)), ("C", ln(0.95)),

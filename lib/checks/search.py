@@ -725,6 +725,7 @@ def _parting_case(fn, greedy_steps, beam_steps, label: str) -> str:
 def check_parting(fn) -> CheckResult:
     """Check `fn(greedy_steps, beam_steps) -> (t, lead, cost_after)` on hand-made outputs."""
     ln = math.log
+    # greedy_trap's table in the solution of the chapter's first exercise
     greedy_a = [("A", ln(0.5)), ("<eos>", ln(0.4))]  # P = 0.2
     beam_a = [("B", ln(0.45)), ("C", ln(0.95)), ("<eos>", ln(1.0))]  # P = 0.43
     greedy_b = [("Je", ln(0.8)), ("suis", ln(0.6)), ("las", ln(0.3)), (".", ln(0.5)),
@@ -735,7 +736,8 @@ def check_parting(fn) -> CheckResult:
     beam_c = [("Vous", ln(0.4)), ("avez", ln(0.9)), ("<eos>", ln(0.9))]
     return run_checks(
         "where greedy and the beam part",
-        lambda: _parting_case(fn, greedy_a, beam_a, "the first table of the chapter"),
+        lambda: _parting_case(fn, greedy_a, beam_a,
+                              "the trap table of the first exercise's solution"),
         lambda: _parting_case(fn, greedy_b, beam_b, "outputs that part at step 3 and have "
                               "different lengths"),
         lambda: _parting_case(fn, greedy_c, beam_c, "outputs that part at the first step"),
