@@ -118,14 +118,14 @@ def test_alignment_reading_near_uniform_says_it_did_not_learn_to_align():
     assert "are close to uniform: it did not learn to align in this budget." in summary
 
 
-def test_alignment_reading_last_token_says_it_reads_back_the_summary():
+def test_alignment_reading_last_token_says_it_did_not_learn_to_align():
     text = v.alignment_reading(0.60, 0.80, 0.95, 0.40)
     assert text.startswith("So most rows peak on the last source token")
-    assert "reads back the summary" in text and "no alignment to read" in text
-    assert "blocks" not in text
+    assert "has not learned to align words" in text and "leans on the summary" in text
+    assert "no word alignment to read" in text and "blocks" not in text
     summary = SUMMARY.format(v.alignment_summary(0.60, 0.80, 0.95, 0.40))
-    assert "peak on the last source token in most rows" in summary
-    assert "instead of aligning words." in summary
+    assert "peak on the last source token in most rows: it did not learn to align words" in summary
+    assert summary.endswith("leans on the summary at the end of the source instead.")
 
 
 def test_alignment_reading_blocks_says_it_aligns():

@@ -601,10 +601,10 @@ def alignment_reading(entropy: float, last: float, block: float, uniform_block: 
                 f"fine-tuned copy has not learned to align, and its heatmaps have no alignment to "
                 f"read{tilt}")
     if kind == "last":
-        return ("So most rows peak on the last source token, whatever word they write: the copy "
-                "reads back the summary at the end of the source, the context its decoder was "
-                "trained with, instead of aligning words, and its heatmaps have no alignment to "
-                "read")
+        return ("So most rows peak on the last source token, whatever word they write: in this "
+                "budget the fine-tuned copy has not learned to align words; it leans on the "
+                "summary at the end of the source, the context its decoder was trained with, and "
+                "its heatmaps have no word alignment to read")
     if kind == "blocks":
         return (f"So the copy aligns in blocks (at least {100 * BLOCK_MARGIN:.0f} points above "
                 f"uniform weights count as a block): each output row draws mostly on one of the "
@@ -620,8 +620,8 @@ def alignment_summary(entropy: float, last: float, block: float, uniform_block: 
     kind = alignment_kind(entropy, last, block, uniform_block)
     return {
         "uniform": "are close to uniform: it did not learn to align in this budget",
-        "last": ("peak on the last source token in most rows: it reads back the summary instead "
-                 "of aligning words"),
+        "last": ("peak on the last source token in most rows: it did not learn to align words "
+                 "in this budget, and leans on the summary at the end of the source instead"),
         "blocks": "draw on one joined sentence at a time: it aligns in blocks",
         "spread": ("are neither close to uniform, nor on the last token, nor gathered on one "
                    "sentence: no alignment by sentence shows"),
