@@ -107,9 +107,9 @@ def run(time_chapter: bool = True) -> dict:
     return record
 
 
-def committed_results(path: Path = RESULTS) -> dict:
-    """RESULTS as the report reads it (results["chapter_models"])."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def committed_results(path: Path | None = None) -> dict:
+    """RESULTS (or `path`) as the report reads it (results["chapter_models"])."""
+    return json.loads((path or RESULTS).read_text(encoding="utf-8"))
 
 
 def section(data: dict) -> str:

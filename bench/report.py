@@ -400,17 +400,18 @@ def long_input_verdict(fixed: list[float], attention: list[float], first: str, l
     one sentence from the BLEU of each bucket, shortest first (`first`, `last`: their labels)."""
     f = verdicts.trend(fixed, tolerance)
     a = verdicts.trend(attention, tolerance)
-    head = (f"From sources of {first} tokens to sources of {last} tokens, the fixed-vector "
-            f"copy's BLEU {f} ({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention copy's {a} "
-            f"({attention[0]:.1f} to {attention[-1]:.1f}; within {tolerance:g} BLEU counts as "
-            "holding)")
+    head = (f"Counting a change within {tolerance:g} BLEU as holding: from sources of {first} "
+            f"tokens to sources of {last} tokens, the fixed-vector copy's BLEU {f} "
+            f"({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention copy's {a} "
+            f"({attention[0]:.1f} to {attention[-1]:.1f})")
     if f == "falls" and a != "falls":
         return head + ": the pattern the bottleneck predicts."
     if f == "falls":
         drop_f, drop_a = fixed[0] - fixed[-1], attention[0] - attention[-1]
-        less = verdicts.comparison(drop_f, drop_a, tolerance, more="less than the fixed-vector "
-                                   "copy's", less="more than the fixed-vector copy's",
-                                   same="about as much as the fixed-vector copy's")
+        less = verdicts.comparison(drop_f, drop_a, tolerance,
+                                   more="less than the fixed-vector copy",
+                                   less="more than the fixed-vector copy",
+                                   same="about as much as the fixed-vector copy")
         return (head + f": attention falls too, by {less}, so at this budget it does not remove "
                 "the fall.")
     return head + ": the fixed-vector copy does not fall, so no bottleneck shows at this budget."

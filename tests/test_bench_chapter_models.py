@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from bench import chapter_models
+from bench import chapter_models, run_all
 from lib import long_inputs
 from lib.data import load_corpus
 
@@ -68,7 +68,12 @@ def test_each_model_is_recorded_with_its_buckets_key_and_origin(stand_ins):
     json.dumps(record, allow_nan=False)  # no NaN: the committed file is strict JSON
 
 
-def test_without_the_chapter_its_time_is_not_measured(stand_ins):
+def test_without_the_chapter_its_time_is_not_measured(stand_ins, monkeypatch):
+    monkeypatch.setattr(chapter_models, "buckets", lambda hyps, groups: [
+        {"bucket": "1–8", "sources": 1, "bleu": 1.0}, {"bucket": "9–16", "sources": 1,
+                                                       "bleu": 1.0}])
+    monkeypatch.setattr(chapter_models, "longest_bucket", lambda runs, groups: {
+        "bucket": "9–16", "sources": 1, "difference": 0.0, "low": -1.0, "high": 1.0})
     record = chapter_models.run(time_chapter=False)
     assert record["chapter"] == {"skipped": "bench.chapter_models run --skip-chapter"}
     section = chapter_models.section(record)
@@ -80,3 +85,24 @@ def test_an_empty_bucket_has_no_bleu():
     rows = chapter_models.buckets(["v w x y z ."], groups)
     assert rows[0] == {"bucket": "1–8", "sources": 1, "bleu": pytest.approx(100.0)}
     assert rows[1] == {"bucket": "9–16", "sources": 0, "bleu": None}
+
+
+def test_make_bench_runs_the_chapter_models_then_the_playground(monkeypatch, tmp_path):
+    """run_all's part: the models (rewriting the committed file), the export, the browser."""
+    ran = []
+
+    def run_output(cmd, extra=()):
+        ran.append([str(c) for c in cmd[1:]])
+        return "  reference model, beam 5   median 95.5 ms   [ok]\n"
+
+    results = tmp_path / "chapter-models.json"
+    results.write_text(json.dumps({"models": []}))
+    monkeypatch.setattr(run_all, "run_output", run_output)
+    monkeypatch.setattr(run_all.chapter_models, "RESULTS", results)
+    part = run_all.attention_parts("python", quick=False)
+    assert ran == [["-m", "bench.chapter_models", "run"],
+                   ["-m", "lib.course.playground", "--out", "_build/playground"],
+                   ["-m", "bench.playground", "--repeats", "11"]]
+    assert part == {"chapter_models": {"models": []},
+                    "playground": {"command": "python -m bench.playground --repeats 11",
+                                   "output": run_output(["x"])}}

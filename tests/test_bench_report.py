@@ -128,7 +128,7 @@ def test_every_figure_is_rendered():
                  "| attention | 32.0 | 31.5 | – | 200 | 5.0 | 33 | this run | `long-inputs-att` |",
                  "on its 700 joined test sources (1 to 6 test sentences joined",
                  "from reference model `0123456789abcdef`",
-                 "From sources of 1–8 tokens to sources of 9–16 tokens, the fixed-vector copy's "
+                 "from sources of 1–8 tokens to sources of 9–16 tokens, the fixed-vector copy's "
                  "BLEU falls (31.0 to 24.0)",
                  "On the 120 sources of ≥ 17 tokens, attention minus fixed vector is +2.2 BLEU "
                  "(95 % interval +0.5 to +4.0, paired bootstrap). The attention copy scores "
@@ -258,28 +258,28 @@ def test_the_committed_cpu_sweep_scores_the_current_reference_model():
 # The attention chapter's models (bench/chapter_models.py) and the Playground.
 
 @pytest.mark.parametrize("fixed, attention, expected", [
-    ((30.0, 25.0, 20.0), (30.0, 29.5, 29.2), "falls (30.0 to 20.0) and the attention copy's "
-     "holds (30.0 to 29.2; within 1 BLEU counts as holding): the pattern the bottleneck "
-     "predicts."),
-    ((30.0, 20.0), (30.0, 33.0), "falls (30.0 to 20.0) and the attention copy's rises (30.0 "
-     "to 33.0; within 1 BLEU counts as holding): the pattern the bottleneck predicts."),
-    ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector copy's, "
-     "so at this budget it does not remove the fall."),
-    ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector copy's, "
-     "so at this budget it does not remove the fall."),
-    ((30.0, 20.0), (30.5, 20.0), "attention falls too, by about as much as the fixed-vector "
-     "copy's, so at this budget it does not remove the fall."),
+    ((30.0, 25.0, 20.0), (30.0, 29.5, 29.2), "BLEU falls (30.0 to 20.0) and the attention "
+     "copy's holds (30.0 to 29.2): the pattern the bottleneck predicts."),
+    ((30.0, 20.0), (30.0, 33.0), "BLEU falls (30.0 to 20.0) and the attention copy's rises "
+     "(30.0 to 33.0): the pattern the bottleneck predicts."),
+    ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector copy, so "
+     "at this budget it does not remove the fall."),
+    ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector copy, so "
+     "at this budget it does not remove the fall."),
+    ((30.0, 20.0), (30.5, 20.0), "BLEU falls (30.0 to 20.0) and the attention copy's falls "
+     "(30.5 to 20.0): attention falls too, by about as much as the fixed-vector copy, so at "
+     "this budget it does not remove the fall."),
     ((30.0, 29.5), (30.0, 20.0), "BLEU holds (30.0 to 29.5) and the attention copy's falls "
-     "(30.0 to 20.0; within 1 BLEU counts as holding): the fixed-vector copy does not fall, so "
-     "no bottleneck shows at this budget."),
+     "(30.0 to 20.0): the fixed-vector copy does not fall, so no bottleneck shows at this "
+     "budget."),
     ((20.0, 25.0), (20.0, 26.0), "BLEU rises (20.0 to 25.0) and the attention copy's rises "
-     "(20.0 to 26.0; within 1 BLEU counts as holding): the fixed-vector copy does not fall, so "
-     "no bottleneck shows at this budget."),
+     "(20.0 to 26.0): the fixed-vector copy does not fall, so no bottleneck shows at this "
+     "budget."),
 ])
 def test_the_long_input_verdict_follows_both_curves(fixed, attention, expected):
     text = report.long_input_verdict(list(fixed), list(attention), "1–8", "≥ 33")
-    assert text.startswith("From sources of 1–8 tokens to sources of ≥ 33 tokens, the fixed-vector "
-                           "copy's ")
+    assert text.startswith("Counting a change within 1 BLEU as holding: from sources of 1–8 "
+                           "tokens to sources of ≥ 33 tokens, the fixed-vector copy's ")
     assert text.endswith(expected), text
 
 
@@ -388,6 +388,22 @@ def test_the_bench_scores_the_chapters_own_models():
     names = {"long_inputs": long_inputs}
     names["ft"] = eval(ft.group(1), names)  # noqa: S307 - the chapter's own expression
     assert eval(configs.group(1), names) == chapter_models.CONFIGS  # noqa: S307
+
+
+def test_benchmarks_md_reports_the_committed_chapter_models():
+    text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text(encoding="utf-8")
+    section = chapter_models.section(chapter_models.committed_results())
+    assert section.strip() in text, "run `python -m bench.chapter_models splice`"
+
+
+def test_the_committed_chapter_models_are_the_current_ones():
+    """Their keys name the current reference model, settings and code: else score them again."""
+    data = chapter_models.committed_results()
+    assert data["reference_key"] == reference.reference_key(), (
+        "run `python -m bench.chapter_models run` (the reference model changed)")
+    assert {m["label"]: m["key"] for m in data["models"]} == {
+        label: chapter_models.model_key(c) for label, c in chapter_models.CONFIGS.items()}, (
+        "run `python -m bench.chapter_models run` (a model's settings or code changed)")
 
 
 def test_a_cell_is_named_by_its_first_line_of_code():
