@@ -2,7 +2,8 @@
 
     check_log_softmax(log_softmax)              log of eq. 8, finite where a softmax underflows
     check_masked_cross_entropy(cross_entropy)   eq. 7 averaged over real tokens, padding masked
-    check_smoothed_shortlist_loss(fn)           the reference model's training loss: label
+    check_smoothed_shortlist_loss(fn)           close to the reference model's training loss
+                                                (without its drawn rare words): label
                                                 smoothing over a shortlist softmax, padding out
     check_sequence_log_prob(sequence_log_prob)  log P(y | x) by teacher forcing
     check_calibration(calibration)              per confidence group: mean P(top), share right
