@@ -59,14 +59,34 @@ def test_speed_word_holds_on_any_machine(ratio, word):
 
 
 @pytest.mark.parametrize("share, chance, n, words", [
-    (0.40, 0.05, 1000, "far more often than"),
-    (0.12, 0.08, 1000, "more often than"),
-    (0.051, 0.05, 1000, "no more often than"),
-    (0.30, 0.25, 20, "no more often than"),  # a small sample: the same gap is noise
-    (0.01, 0.10, 1000, "less often than"),
+    (0.69, 0.02, 1000, "34 times as often as chance"),
+    (0.40, 0.05, 1000, "8.0 times as often as chance"),
+    (0.498, 0.05, 1000, "10 times as often as chance"),  # 9.96 is not written "10.0"
+    (0.12, 0.08, 1000, "1.5 times as often as chance, yet fewer than 10 percentage points "
+                       "above it"),
+    (0.07, 0.03, 1000, "2.3 times as often as chance, yet fewer than 10 percentage points "
+                       "above it"),  # the ratio alone would oversell a 4-point gap
+    (0.85, 0.80, 100_000, "slightly more often than chance, yet fewer than 10 percentage points "
+                          "above it"),
+    (0.61, 0.50, 100_000, "1.2 times as often as chance"),
+    (0.30, 0.0, 1000, "more often than chance, which scores 0%"),
+    (0.02, 0.0, 1000, "more often than chance, which scores 0%, yet fewer than 10 percentage "
+                      "points above it"),
+    (0.051, 0.05, 1000, "no more often than chance"),
+    (0.30, 0.25, 20, "no more often than chance"),  # a small sample: the same gap is noise
+    (0.01, 0.10, 1000, "less often than chance"),
 ])
 def test_against_chance_needs_the_gap_to_exceed_the_noise(share, chance, n, words):
     assert v.against_chance(share, chance, n) == words
+
+
+def test_against_chance_names_its_baseline_and_rejects_impossible_input():
+    assert v.against_chance(0.5, 0.5, 100, baseline="the random start") == (
+        "no more often than the random start")
+    assert v.against_chance(0.07, 0.03, 1000, small=0.02) == "2.3 times as often as chance"
+    for share, chance, n in ((0.5, 0.2, 0), (1.2, 0.2, 10), (0.5, -0.1, 10)):
+        with pytest.raises(ValueError):
+            v.against_chance(share, chance, n)
 
 
 @pytest.mark.parametrize("share, words", [(1.0, "all"), (0.95, "nearly all"), (0.7, "most"),

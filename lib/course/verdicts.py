@@ -426,20 +426,34 @@ def ratio_words(ratio: float) -> str:
     return f"{ratio:.2f} times as"
 
 
-def against_chance(share: float, chance: float, n: int, z: float = 3.0) -> str:
-    """How a share measured on n items compares with the share a random table gets.
+def against_chance(share: float, chance: float, n: int, z: float = 3.0,
+                   baseline: str = "chance", small: float = 0.10) -> str:
+    """How a share measured on n items compares with `baseline`'s share, with the ratio.
 
-    'far more often than' (above by more than z standard errors and at least twice as often),
-    'more often than', 'no more often than' (within z standard errors), 'less often than'."""
+    Within z standard errors: 'no more often than chance'; below: 'less often than chance';
+    above: '2.3 times as often as chance' ('slightly more often' under 1.1 times), and when
+    the gap is under `small` it adds ', yet fewer than 10 percentage points above it'."""
     if n <= 0:
         raise ValueError("n must be positive")
+    if not (0 <= share <= 1 and 0 <= chance <= 1):
+        raise ValueError(f"shares are between 0 and 1, got {share!r} and {chance!r}")
     p = min(max(chance, 1 / n), 1 - 1 / n)
     se = math.sqrt(p * (1 - p) / n)
-    if share > chance + z * se:
-        return "far more often than" if share >= 2 * chance else "more often than"
     if share < chance - z * se:
-        return "less often than"
-    return "no more often than"
+        return f"less often than {baseline}"
+    if share <= chance + z * se:
+        return f"no more often than {baseline}"
+    ratio = share / chance if chance > 0 else math.inf
+    if ratio == math.inf:
+        words = f"more often than {baseline}, which scores 0%"
+    elif ratio < 1.1:
+        words = f"slightly more often than {baseline}"
+    else:
+        factor = f"{ratio:.1f}" if ratio < 9.95 else f"{ratio:.0f}"
+        words = f"{factor} times as often as {baseline}"
+    if share - chance < small:
+        words += f", yet fewer than {100 * small:.0f} percentage points above it"
+    return words
 
 
 def how_many(share: float) -> str:
