@@ -107,7 +107,7 @@ def _score_case(fn, seed: int) -> str:
                        f"(unsqueeze(2)) and the keys W_h h_j the step axis (unsqueeze(1))")
     expect_shape("the scores e", got, (B, T, S))
     if torch.allclose(got, expected, atol=1e-6):
-        return f"{B} sentences, {T} steps, {S} positions"
+        return f"{B} sentences, {T} steps, {S} positions (seed {seed})"
     if torch.allclose(got.sum(-1), torch.ones(B, T, dtype=got.dtype), atol=1e-6) and \
             bool((got >= 0).all()):
         raise Mismatch("your rows sum to 1: you returned the weights (a softmax of the "
