@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine: `make book` and `make test`. Every target:
 #
-#   make book       create .venv, install everything, get the reference model and export the
-#                   Playground's, build the website strictly into _build/html
+#   make book       create .venv, install everything, get the reference model and the attention
+#                   chapter's copies, export the Playground's, build the website strictly into
+#                   _build/html
 #   make test       the same setup, Chromium if missing, the website if stale, the release and the
 #                   reader notebooks, then the test suite (which includes tests/test_colab.py,
 #                   `make colab-test` below)
@@ -18,6 +19,8 @@
 #   make setup      .venv with requirements.txt and `lib` (editable), and the npm packages
 #   make chromium   Debian's Chromium and a CJK font for the browser tests, if missing
 #   make reference  the reference model for the current key: cached, downloaded or trained
+#   make chapter-models
+#                   the attention chapter's fine-tuned copies: cached, downloaded or trained
 #   make train      train the reference model again, whatever is cached
 #   make playground the Playground's models: the reference model (and the attention chapter's
 #                   copy, when cached) exported to ONNX
@@ -47,7 +50,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
 .PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium \
-	playground release notebooks publish-release publish-notebooks
+	playground release notebooks publish-release publish-notebooks chapter-models
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -86,13 +89,19 @@ train: setup
 reference: setup
 	$(PY) -m lib.course.reference --ensure
 
+# The attention chapter's runs (lib/course/release.py CHAPTER_RUNS), like the reference model:
+# cached, else downloaded from their release, else fine-tuned here (~8 min on 2 cores), before
+# the site is built, so that the chapter reads them instead of computing them in the page.
+chapter-models: setup reference
+	$(PY) -m lib.course.release --prepare-runs
+
 # The Playground page's model: the reference model exported to ONNX (int8 weights) with its
 # vocabularies, in _build/playground/<key>/ (lib/course/playground.py). The key hashes the reference
 # model's cache key and the export code, so a changed model is exported again; when nothing
 # changed this only checks the key. The attention chapter's fine-tuned copy goes into <key>/attention/
-# when its weights are cached; this target never trains it (the chapters run after it, so a cold
-# build exports it at the end of the site build: scripts/playground_site.py).
-playground: setup reference
+# (`make chapter-models` caches it first; the site build also exports it at its end, should the
+# cache have lost it: scripts/playground_site.py).
+playground: setup reference chapter-models
 	$(PY) -m lib.course.playground --out _build/playground
 
 # The published reference checkpoint for the current cache key, with its manifest (key, sha256,

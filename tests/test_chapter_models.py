@@ -399,3 +399,24 @@ def test_memo_and_the_fetch_agree_on_where_a_result_lives(tmp_path, monkeypatch)
     assert run.result == memo.result_path("long-inputs", run.settings, run.modules)
     assert run.weights == long_inputs.weights_path(config) == run.result.with_suffix(".pt")
     assert long_inputs.cached_run(FinetuneConfig(steps=0)).weights is None
+
+
+def test_make_chapter_models_caches_the_runs_and_writes_no_release(tmp_path, monkeypatch, reader,
+                                                                   published, capsys):
+    """`make chapter-models` (release --prepare-runs) before the site build: the runs end up in
+    the cache (here downloaded), so the chapter reads them and the page says nothing about
+    computing them; nothing goes into the release folder."""
+    monkeypatch.setattr(release, "CHAPTER_RUNS", CONFIGS)
+    _refuse_training(monkeypatch)
+    out = tmp_path / "release"
+    release.main(["--prepare-runs", "--out", str(out)])
+    said = capsys.readouterr().out
+    assert not out.exists()
+    for label, config in CONFIGS.items():
+        assert f"{label}: cached at {_run(config).result}" in said
+        assert _run(config).result.is_file()
+    with contextlib.redirect_stdout(io.StringIO()) as quiet:
+        again = long_inputs.cached_runs(CONFIGS)  # what the chapter's cell does next
+    assert quiet.getvalue() == ""
+    assert {label: run["hypotheses"] for label, run in again.items()} == \
+        {label: run["hypotheses"] for label, run in published["results"].items()}

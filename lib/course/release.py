@@ -108,6 +108,16 @@ def write_runs(out: Path, configs: dict | None = None) -> list[dict]:
     return manifests
 
 
+def prepare_runs(configs: dict | None = None) -> dict:
+    """Cache the attention chapter's runs before the website is built, so that the chapter reads
+    them instead of computing them in the page (whose output would then show why it did)."""
+    configs = CHAPTER_RUNS if configs is None else configs
+    runs = long_inputs.cached_runs(configs)
+    for label, config in configs.items():
+        print(f"{label}: cached at {long_inputs.cached_run(config).result}")
+    return runs
+
+
 def _current(out: Path, key: str) -> dict | None:
     """The manifest in `out` if it is for `key` and its checkpoint still has its sha256."""
     try:
@@ -121,7 +131,13 @@ def _current(out: Path, key: str) -> dict | None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("_build/release"))
+    parser.add_argument("--prepare-runs", action="store_true",
+                        help="only make sure the attention chapter's runs are cached (downloaded "
+                             "or trained), writing nothing to --out: `make chapter-models`")
     args = parser.parse_args(argv)
+    if args.prepare_runs:
+        prepare_runs()
+        return
     manifest = write_release(args.out)
     bleu = manifest["test_bleu"]
     print(f"{args.out / manifest['file']}: {manifest['bytes'] / 1e6:.1f} MB, {manifest['dtype']}, "
