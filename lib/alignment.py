@@ -11,7 +11,13 @@ row against what uniform weights, a_{t,j} = 1/S, would give:
 - **last**: whether the strongest column is the last source token, whose state is the summary
   a fixed-vector decoder reads (if the strongest column fell anywhere at random, 1/S of rows);
 - **block**: on a source joined from sentences (`lib.joined`), the weight on the sentence the row
-  draws on most; uniform weights put the largest sentence's share of the columns there.
+  draws on most; uniform weights put the largest sentence's share of the columns there;
+- **current**: on a joined source, whether that sentence is the one being translated, judged by
+  the row's place in the output: row t of T sits at source column floor((t + 1/2) S / T), and
+  the sentence holding that column is the current one (a sentence drawn at random: 1/k of rows
+  for k sentences). A model that translates the sentences in order, one at a time, scores high;
+  one whose strongest sentence is always the same scores about 1/k;
+- **last part**: whether that sentence is the last one of the source.
 
     weights = greedy_weights(model, sources)                   # [(T, S)], one per source
     parts = [part_lengths(p) for p in group_parts(held_out, groups, k_max)]
@@ -87,6 +93,40 @@ def block_mass(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
     return per_part.max(dim=-1).values  # (T,)
 
 
+def _top_part(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
+    per_part = torch.stack([chunk.sum(dim=-1)
+                            for chunk in weights.split(list(part_lengths), dim=-1)], dim=-1)
+    return per_part.argmax(dim=-1)  # (T,) the part each row draws on most (the first on a tie)
+
+
+def current_part(T: int, part_lengths: list[int]) -> torch.Tensor:
+    """(T,) the part being translated at each of T output rows, by the row's place in the output:
+    row t sits at source column floor((t + 1/2) S / T), and the part holding that column."""
+    if T < 1:
+        raise ValueError(f"need at least one output row, got T={T}")
+    _check_parts(part_lengths, sum(part_lengths) if part_lengths else 0)
+    S = sum(part_lengths)
+    column = ((torch.arange(T, dtype=torch.float64) + 0.5) * S / T).floor().long()
+    ends = torch.tensor(part_lengths).cumsum(0)  # the first column after each part
+    return torch.bucketize(column, ends, right=True)
+
+
+def on_current_part(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
+    """weights (T, S), the parts' token counts -> (T,) bool: whether the part each row draws on
+    most is the part being translated at that row (`current_part`)."""
+    _check_weights(weights)
+    _check_parts(part_lengths, weights.size(1))
+    return _top_part(weights, part_lengths) == current_part(weights.size(0), part_lengths)
+
+
+def on_last_part(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
+    """weights (T, S), the parts' token counts -> (T,) bool: whether the part each row draws on
+    most is the source's last part."""
+    _check_weights(weights)
+    _check_parts(part_lengths, weights.size(1))
+    return _top_part(weights, part_lengths) == len(part_lengths) - 1
+
+
 def uniform_block(part_lengths: list[int]) -> float:
     """What block_mass gives for uniform weights: the largest part's share of the tokens."""
     _check_parts(part_lengths, sum(part_lengths) if part_lengths else 0)
@@ -109,7 +149,10 @@ class Alignment:
     drawn at random would give (the mean of 1/S). block / uniform_block, block_rows: on the
     sources of two parts or more only, the weight on the part a row draws on most, what uniform
     weights put there, and how many rows that is (0 when no source has two parts; the block
-    means are then nan).
+    means are then nan). current / chance_current / last_part, on the same rows: the share
+    whose strongest sentence is the one being translated (`on_current_part`), the share a
+    sentence drawn at random would give (the mean of 1/k), and the share whose strongest
+    sentence is the last one (nan when no source has two parts).
     """
 
     sources: int
@@ -122,6 +165,9 @@ class Alignment:
     block: float
     uniform_block: float
     block_rows: int
+    current: float = math.nan
+    chance_current: float = math.nan
+    last_part: float = math.nan
 
 
 def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None = None
@@ -133,6 +179,7 @@ def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None 
     if len(part_lengths) != len(weights):
         raise ValueError(f"{len(weights)} weight tensors for {len(part_lengths)} part lists")
     peaks, uniform, entropy, last, blocks, uniform_blocks = [], [], [], [], [], []
+    current, chance_current, last_part = [], [], []
     for w, parts in zip(weights, part_lengths):
         _check_weights(w)
         _check_parts(parts, w.size(1))
@@ -147,6 +194,9 @@ def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None 
         if len(parts) >= 2:
             blocks.append(block_mass(w, parts))
             uniform_blocks.append(torch.full((T,), uniform_block(parts), dtype=torch.float64))
+            current.append(on_current_part(w, parts).to(torch.float64))
+            chance_current.append(torch.full((T,), 1.0 / len(parts), dtype=torch.float64))
+            last_part.append(on_last_part(w, parts).to(torch.float64))
     if not peaks:
         raise ValueError("no source of two tokens or more to measure")
 
@@ -157,7 +207,8 @@ def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None 
                      uniform_peak=mean(uniform), entropy=mean(entropy), last=mean(last),
                      chance_last=mean(uniform), block=mean(blocks),
                      uniform_block=mean(uniform_blocks),
-                     block_rows=sum(len(b) for b in blocks))
+                     block_rows=sum(len(b) for b in blocks), current=mean(current),
+                     chance_current=mean(chance_current), last_part=mean(last_part))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,6 +54,26 @@ def test_block_mass_by_hand():
     assert alignment.uniform_block([2, 2]) == 0.5
 
 
+def test_current_part_by_hand():
+    # row t of T sits at column floor((t + 1/2) S / T): for T = 3, S = 4, columns 0, 2, 3
+    assert alignment.current_part(3, [1, 3]).tolist() == [0, 1, 1]
+    assert alignment.current_part(3, [2, 2]).tolist() == [0, 1, 1]
+    # T = 4, S = 4: columns 0, 1, 2, 3
+    assert alignment.current_part(4, [2, 2]).tolist() == [0, 0, 1, 1]
+    assert alignment.current_part(4, [1, 1, 2]).tolist() == [0, 1, 2, 2]
+    with pytest.raises(ValueError, match="row"):
+        alignment.current_part(0, [2, 2])
+
+
+def test_on_current_and_last_part_by_hand():
+    # parts of 1 and 3: W's rows draw most on parts 1, 1, and 0 (0.5 each: the first wins)
+    assert alignment.on_current_part(W, [1, 3]).tolist() == [False, True, False]
+    assert alignment.on_last_part(W, [1, 3]).tolist() == [True, True, False]
+    # parts of 2 and 2: rows draw most on parts 0 (a tie), 1, 0; the current parts are 0, 1, 1
+    assert alignment.on_current_part(W, [2, 2]).tolist() == [True, True, False]
+    assert alignment.on_last_part(W, [2, 2]).tolist() == [False, True, False]
+
+
 @pytest.mark.parametrize("parts", [[1, 2], [2, 3], [0, 4], [], [2.0, 2.0], [True, 3]])
 def test_parts_must_count_every_column(parts):
     with pytest.raises(ValueError):
@@ -80,11 +100,17 @@ def test_summarize_pools_rows_by_hand():
     assert stats.block_rows == 3
     assert stats.block == pytest.approx((0.75 + 1.0 + 0.5) / 3)
     assert stats.uniform_block == pytest.approx(0.75)
+    # the same rows: on the current part in row 1 only, on the last part in rows 0 and 1
+    assert stats.current == pytest.approx(1 / 3)
+    assert stats.chance_current == pytest.approx(1 / 2)
+    assert stats.last_part == pytest.approx(2 / 3)
 
 
 def test_summarize_without_parts_has_no_blocks():
     stats = alignment.summarize([W])
     assert stats.block_rows == 0 and math.isnan(stats.block) and math.isnan(stats.uniform_block)
+    assert math.isnan(stats.current) and math.isnan(stats.chance_current)
+    assert math.isnan(stats.last_part)
     assert stats.rows == 3 and stats.last == pytest.approx(1 / 3)
 
 

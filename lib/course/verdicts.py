@@ -573,73 +573,104 @@ def all_or_count(n_true: int, n: int) -> str:
 
 # How close to uniform a row's weights must be, as a share of the uniform entropy log S, to count
 # as "close to uniform": at 0.9 a row over S = 30 tokens is as spread as uniform weights over
-# 30^0.9 = 21 of them. Rows whose strongest column is the last token count as "reading back the
-# last state" when they are a majority, and blocks need 15 points more weight on one sentence
-# than uniform weights put there. The sentences below print the measured values beside the words.
+# 30^0.9 = 21 of them. A row is "peaked" when its strongest column holds at least PEAKED of its
+# weight on average: only then is the context c_t mostly one state. Rows whose strongest column is
+# the last token count when they are a majority. A reading "by sentence" needs both more weight on
+# one sentence than uniform weights put there (BLOCK_MARGIN) and that sentence to be the one being
+# translated at that point of the output in most rows, BLOCK_MARGIN above a sentence drawn at
+# random. The page prints the measured values beside the words.
 NEAR_UNIFORM = 0.9
+PEAKED = 0.5
 BLOCK_MARGIN = 0.15
 
 
-def alignment_kind(entropy: float, last: float, block: float, uniform_block: float) -> str:
+def alignment_kind(entropy: float, peak: float, last: float, block: float, uniform_block: float,
+                   current: float, chance_current: float) -> str:
     """Which reading the measured weights of an attention model support (`lib.alignment`):
-    'uniform' (mean row entropy at least NEAR_UNIFORM of log S), else 'last' (the strongest
-    column is the last source token in at least half the rows), else 'blocks' (the sentence a
-    row draws on most holds BLOCK_MARGIN more weight than uniform weights would put there), else
-    'spread'. block and uniform_block may be nan (no source of two sentences): then no blocks."""
-    for name, share in (("entropy", entropy), ("last", last)):
+
+    'uniform': mean row entropy at least NEAR_UNIFORM of log S; else, when the strongest column
+    is the last source token in at least half the rows, 'last' if the strongest column holds at
+    least PEAKED of a row's weight on average, 'tilt' if less (diffuse weights whose weak peak is
+    the last token); else 'blocks' when the sentence a row draws on most holds BLOCK_MARGIN more
+    weight than uniform weights put there AND is the sentence being translated (`current`) in at
+    least half the rows and BLOCK_MARGIN above chance; else 'peaked' or 'spread' by the peak.
+    block, uniform_block, current and chance_current may be nan (no source of two sentences):
+    then no 'blocks'."""
+    for name, share in (("entropy", entropy), ("peak", peak), ("last", last)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
-    for name, share in (("block", block), ("uniform_block", uniform_block)):
+    for name, share in (("block", block), ("uniform_block", uniform_block),
+                        ("current", current), ("chance_current", chance_current)):
         if not (math.isnan(share) or 0.0 <= share <= 1.0):
             raise ValueError(f"{name} must be a share between 0 and 1 (or nan), got {share!r}")
     if entropy >= NEAR_UNIFORM:
         return "uniform"
     if last >= 0.5:
-        return "last"
-    if block >= uniform_block + BLOCK_MARGIN:  # False when either is nan
+        return "last" if peak >= PEAKED else "tilt"
+    if (block >= uniform_block + BLOCK_MARGIN and current >= 0.5
+            and current >= chance_current + BLOCK_MARGIN):  # False when any is nan
         return "blocks"
-    return "spread"
+    return "peaked" if peak >= PEAKED else "spread"
 
 
-def alignment_reading(entropy: float, last: float, block: float, uniform_block: float) -> str:
-    """What the measured weights of the fine-tuned attention copy say (`alignment_kind`), as a
-    sentence of its own (capitalised, no full stop) after the page's sentence of measured values.
-    """
-    kind = alignment_kind(entropy, last, block, uniform_block)
+def alignment_reading(*measured: float) -> str:
+    """What the measured weights of the fine-tuned attention copy say (`alignment_kind`, same
+    arguments), as a sentence of its own (capitalised, no full stop) after the page's sentences
+    of measured values."""
+    kind = alignment_kind(*measured)
+    last = measured[2]
+    peaked = f"at least {100 * PEAKED:.0f} % would count as peaked"
     if kind == "uniform":
         tilt = ("; what pattern they have is a tilt towards the last source token, whose state is "
                 "the summary the decoder was trained to read as its fixed context"
                 if last >= 0.5 else "")
         return (f"So these weights are close to uniform (an entropy of at least "
                 f"{100 * NEAR_UNIFORM:.0f} % of log S counts as close): in this budget the "
-                f"fine-tuned copy has not learned to align, and its heatmaps have no alignment to "
-                f"read{tilt}")
+                f"fine-tuned copy has not learned to align, and these measures find no alignment, "
+                f"by position or by sentence, in its heatmaps{tilt}")
+    if kind == "tilt":
+        return (f"So these weights are diffuse and tilted towards the end of the source: a row's "
+                f"strongest column holds less than half of its weight on average ({peaked}), so "
+                f"each context c_t is mostly a spread-out average of many states, not the summary "
+                f"h_S, and that weak peak falls on the last source token in most rows: in this "
+                f"budget these measures show no word alignment")
     if kind == "last":
-        return ("So most rows peak on the last source token, whatever word they write: in this "
-                "budget the fine-tuned copy has not learned to align words; it leans on the "
-                "summary at the end of the source, the context its decoder was trained with, and "
-                "its heatmaps have no word alignment to read")
+        return (f"So most rows put most of their weight on one column ({peaked}), and in most "
+                f"rows that column is the last source token: the copy leans on the summary at the "
+                f"end of the source, the context its decoder was trained with, and these measures "
+                f"show no word alignment")
     if kind == "blocks":
-        return (f"So the copy aligns in blocks (at least {100 * BLOCK_MARGIN:.0f} points above "
-                f"uniform weights count as a block): each output row draws mostly on one of the "
-                f"joined sentences, and its heatmaps can be read for which source words each "
-                f"French word draws on")
-    return ("So these weights are far from uniform, yet most rows neither peak on the last token "
-            "nor gather on one sentence: the copy attends, but these measures show no alignment "
-            "by sentence")
+        return (f"So the copy aligns by sentence: the sentence a row draws on most holds at least "
+                f"{100 * BLOCK_MARGIN:.0f} points more weight than uniform weights put there, and "
+                f"in most rows it is the sentence being translated at that point of the output; "
+                f"these measures do not say whether, within a sentence, the weights fall on the "
+                f"right words")
+    if kind == "peaked":
+        return (f"So most rows put most of their weight on one column ({peaked}), but it is not "
+                f"the last token in most rows, and the rows do not follow the joined sentences in "
+                f"order: the copy attends to particular positions, and these measures do not say "
+                f"whether they are the words being translated")
+    return (f"So these weights are diffuse (a row's strongest column holds less than half of its "
+            f"weight on average; {peaked}), yet neither close to uniform, nor peaked on the last "
+            f"token in most rows, nor following the joined sentences in order: these measures "
+            f"show no alignment by position or by sentence")
 
 
-def alignment_summary(entropy: float, last: float, block: float, uniform_block: float) -> str:
+def alignment_summary(*measured: float) -> str:
     """The same reading as a predicate for the summary: 'the fine-tuned copy's weights ... '."""
-    kind = alignment_kind(entropy, last, block, uniform_block)
     return {
         "uniform": "are close to uniform: it did not learn to align in this budget",
-        "last": ("peak on the last source token in most rows: it did not learn to align words "
-                 "in this budget, and leans on the summary at the end of the source instead"),
-        "blocks": "draw on one joined sentence at a time: it aligns in blocks",
-        "spread": ("are neither close to uniform, nor on the last token, nor gathered on one "
-                   "sentence: no alignment by sentence shows"),
-    }[kind]
+        "tilt": ("are diffuse and tilted towards the end of the source, their weak peak on the "
+                 "last source token in most rows: no word alignment shows in this budget"),
+        "last": ("put most of a row's weight on the last source token in most rows: it leans on "
+                 "the summary at the end of the source instead of aligning words"),
+        "blocks": ("follow the joined sentences in order, one at a time: it aligns by sentence, "
+                   "and these measures say nothing finer"),
+        "peaked": ("peak on one column in most rows, but neither on the last token nor in the "
+                   "order of the sentences: what they align with, these measures do not say"),
+        "spread": ("are diffuse, neither on the last token nor in the order of the sentences: no "
+                   "alignment by position or by sentence shows"),
+    }[alignment_kind(*measured)]
 
 
 def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
@@ -655,12 +686,16 @@ def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
             f"zero)")
 
 
-def crossover_reading(by_count: float, by_clock: float | None) -> str:
+def crossover_reading(by_count: float, by_clock: float | None, earliest: float | None = None,
+                      latest: float | None = None, longest_timed: float | None = None) -> str:
     """Where the clock puts the source length at which attention's extra work per decoder step
     equals a whole fixed-vector step, against where the count of multiply-adds puts it
     (`by_count` tokens). `by_clock` is None when the timings give no positive length (the
     attention step's growth is not measurable, or it already costs twice the fixed step at
-    S = 0). Follows "by the clock, ..."."""
+    S = 0). `earliest` and `latest`: the crossings at the ends of the slopes' 95 % intervals
+    (`latest` inf when an end of the intervals never crosses); `longest_timed`: the longest source
+    the timings measured. The count is only placed against the clock when the whole range lies on
+    one side of it. Follows "by the clock, ..."."""
     if not (by_count > 0 and math.isfinite(by_count)):
         raise ValueError(f"the count's crossover must be a positive length, got {by_count!r}")
     if by_clock is None:
@@ -670,16 +705,31 @@ def crossover_reading(by_count: float, by_clock: float | None) -> str:
     if not (by_clock > 0 and math.isfinite(by_clock)):
         raise ValueError(f"the clock's crossover must be a positive length or None, got "
                          f"{by_clock!r}")
+    earliest = by_clock if earliest is None else earliest
+    latest = by_clock if latest is None else latest
+    if not (0 < earliest <= by_clock <= latest):
+        raise ValueError(f"need 0 < earliest <= by_clock <= latest, got {earliest!r}, "
+                         f"{by_clock!r}, {latest!r}")
     at = f"at about {by_clock:,.0f} tokens"
-    if by_clock < by_count / 2:
-        factor = by_count / by_clock
-        factor = f"{factor:.0f}" if factor >= 10 else f"{factor:.1f}"
-        return (f"{at}, {factor} times sooner than the count says: on the machine that built "
-                f"this page a multiply-add of attention takes longer than one of the fixed step")
-    if by_clock > 2 * by_count:
-        return (f"{at}, later than the count says: on the machine that built this page a "
-                f"multiply-add of attention takes less time than one of the fixed step")
-    return f"{at}, about where the count puts it"
+    if earliest < by_clock or latest > by_clock:
+        top = "with no upper end" if math.isinf(latest) else f"{latest:,.0f}"
+        at += (f" (from {earliest:,.0f} to {top} at the ends of the two slopes' 95 % "
+               f"intervals)")
+    if longest_timed is not None and earliest > longest_timed:
+        at += (f", beyond the longest source timed ({longest_timed:,.0f} tokens), so an "
+               f"extrapolation of the straight lines")
+    if latest < by_count / 2:
+        return (f"{at}; even the latest of these comes sooner than the count says: on the "
+                f"machine that built this page a multiply-add of attention takes longer than one "
+                f"of the fixed step")
+    if earliest > 2 * by_count:
+        return (f"{at}; even the earliest of these comes later than the count says: on the "
+                f"machine that built this page a multiply-add of attention takes less time than "
+                f"one of the fixed step")
+    if by_count / 2 <= earliest and latest <= 2 * by_count:
+        return f"{at}, about where the count puts it"
+    return (f"{at}: a range too wide to say whether the clock's crossing comes sooner than the "
+            f"count's, later, or about where it does")
 
 
 def gradient_reach(norms: Sequence[float], tokens: Sequence[str]) -> str:
