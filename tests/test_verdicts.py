@@ -284,6 +284,21 @@ def test_rewording_control_separates_rewording_from_error(right, other, wrong, w
     text = v.rewording_control(right, other, wrong)
     for part in words:
         assert part in text
+    # the control's rewording has a reference that continues it: the gap is only an upper bound
+    assert ("upper bound on the part a rewording cannot explain" in text) == (other - wrong > 1)
+
+
+@pytest.mark.parametrize("wrong, beyond, words", [
+    (15.6, (8.0, 17.0), "12.6 points more than the rewording (95 % interval +8.0 to +17.0), an "
+                        "upper bound on the part a rewording cannot explain, not that part"),
+    (15.6, (-2.0, 20.0), "cost beyond the rewording, +12.6 points (95 % interval -2.0 to "
+                         "+20.0), cannot be told from zero"),
+    (40.0, (-20.0, -2.0), "costs 11.8 points less than the rewording (95 % interval -20.0 to "
+                          "-2.0), so on these sentences the drop cannot be told apart")])
+def test_rewording_interval_words_the_wrong_words_cost_from_its_interval(wrong, beyond, words):
+    assert words in v.rewording_interval(30.0, 28.2, wrong, 0.4, 3.5, 73, beyond=beyond)
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_interval(30.0, 28.2, 15.6, 0.4, 3.5, 73, beyond=(2.0, 1.0))
 
 
 def test_exact_ranking_names_first_and_last_and_the_noise():
@@ -390,7 +405,7 @@ def test_error_split_follows_the_counts():
 def test_copy_outcome_names_what_happened():
     assert v.copy_outcome("Tom", "railroads") == (
         "Some copies are right: «Tom» is written the same way in a reference. Others are not: "
-        "«railroads» appears in no reference, an English word the French translates")
+        "«railroads» appears in no reference, which says it another way or not at all")
     assert v.copy_outcome("Tom", None).startswith("Every copied word appears")
     assert v.copy_outcome(None, "railroads").startswith("No copied word appears")
     assert v.copy_outcome(None, None) == "Nothing was copied"
@@ -484,6 +499,21 @@ def test_calibration_noise_counts_a_gap_only_beyond_the_standard_error():
         v.calibration_noise([])
     with pytest.raises(ValueError):
         v.calibration_noise([(0.5, 0.5, 0)])
+
+
+@pytest.mark.parametrize("right, k, end", [(130, "3.0 standard errors more", "under-confident "
+                                            "beyond sampling noise"),
+                                           (70, "3.0 standard errors fewer", "over-confident "
+                                            "beyond sampling noise"),
+                                           (110, "1.0 standard errors more", "within sampling "
+                                            "noise")])
+def test_calibration_pooled_follows_the_count_against_its_spread(right, k, end):
+    # 100 expected, variance 100: one standard error is 10 positions
+    said = v.calibration_pooled(right, 100.0, 100.0, 400)
+    assert k in said and said.endswith(end)
+    assert f"right at {right} of the 400 positions" in said
+    with pytest.raises(ValueError):
+        v.calibration_pooled(1, 1.0, 0.0, 4)
 
 
 @pytest.mark.parametrize("measured, start", [(10.6, "1.4 nats above the 9.2"),
@@ -800,8 +830,9 @@ def test_wiring_summary_rejects_impossible_counts():
 
 
 @pytest.mark.parametrize("lo, hi, words", [
-    (0.4, 3.5, "part of that drop is rewording"), (-3.0, -0.5, "does not lower BLEU"),
-    (-4.7, 7.4, "could not measure how much"), (0.0, 0.0, "could not measure")])
+    (0.4, 3.5, "part of that drop can be rewording, and the control's cost is only a lower "
+               "bound"), (-3.0, -0.5, "does not lower BLEU"),
+    (-4.7, 7.4, "could not tell whether"), (0.0, 0.0, "could not tell")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
     assert words in v.rewording_summary(lo, hi)
     with pytest.raises(ValueError, match="low end"):

@@ -238,16 +238,41 @@ def rewording_control(bleu_right: float, bleu_other: float, bleu_wrong: float,
                  f"rewording as damage")
     else:
         first = "a right rewording costs BLEU little here"
+    return f"{first}, and {_beyond_rewording(beyond, tolerance)}"
+
+
+# The control forces another reference's first word, which that reference continues; a wrong
+# first word has no reference that continues it. So the control's cost is a lower bound on what
+# a rewording costs, and the wrong word's extra cost an upper bound on what rewording leaves.
+_UPPER_BOUND = ("an upper bound on the part a rewording cannot explain, not that part: the "
+                "control's rewording is one that another reference continues, and a rewording "
+                "no reference continues can cost more")
+
+
+def _beyond_rewording(beyond: float, tolerance: float, lo: float | None = None,
+                      hi: float | None = None) -> str:
+    """The wrong word's cost beyond the control's rewording, other - wrong, with its 95 %
+    interval (lo, hi) when one was measured."""
+    if lo is not None and hi is not None:
+        if lo > hi:
+            raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+        span = f"95 % interval {lo:+.1f} to {hi:+.1f}"
+        if lo > 0:
+            return (f"the wrong word costs {beyond:.1f} points more than the rewording ({span}), "
+                    f"{_UPPER_BOUND}")
+        if hi < 0:
+            return (f"the wrong word costs {-beyond:.1f} points less than the rewording ({span}), "
+                    f"so on these sentences the drop cannot be told apart from rewording")
+        return (f"the wrong word's cost beyond the rewording, {beyond:+.1f} points ({span}), "
+                f"cannot be told from zero, so on these sentences the drop cannot be told apart "
+                f"from rewording")
     if beyond > tolerance:
-        second = (f"the wrong word costs {beyond:.1f} points more than the rewording, which is "
-                  f"the part a rewording cannot explain")
-    elif beyond < -tolerance:
-        second = ("the wrong word costs less than the rewording, so on these sentences the drop "
-                  "cannot be told apart from rewording")
-    else:
-        second = ("the wrong word costs about as much as the rewording, so on these sentences "
-                  "the drop cannot be told apart from rewording")
-    return f"{first}, and {second}"
+        return f"the wrong word costs {beyond:.1f} points more than the rewording, {_UPPER_BOUND}"
+    if beyond < -tolerance:
+        return ("the wrong word costs less than the rewording, so on these sentences the drop "
+                "cannot be told apart from rewording")
+    return ("the wrong word costs about as much as the rewording, so on these sentences the drop "
+            "cannot be told apart from rewording")
 
 
 def lowest(values: dict, what: str = "") -> str:
@@ -791,14 +816,14 @@ def copy_outcome(right: str | None, wrong: str | None) -> str:
     (`right`) and one that no reference contains (`wrong`); None where there is none."""
     if right and wrong:
         return (f"Some copies are right: «{right}» is written the same way in a reference. "
-                f"Others are not: «{wrong}» appears in no reference, an English word the "
-                f"French translates")
+                f"Others are not: «{wrong}» appears in no reference, which says it another "
+                f"way or not at all")
     if right:
         return (f"Every copied word appears in a reference of its sentence («{right}», for "
                 f"one)")
     if wrong:
         return (f"No copied word appears in a reference of its sentence («{wrong}», for one): "
-                f"the French translates them all")
+                f"the references say each another way or not at all")
     return "Nothing was copied"
 
 
@@ -920,6 +945,26 @@ def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0
     if noise:
         parts.append(f"within sampling noise in {which(noise)}")
     return "; ".join(parts)
+
+
+def calibration_pooled(right: float, expected: float, variance: float, n: int,
+                       z: float = 2.0) -> str:
+    """Calibration of all positions together: the count of right top words against the sum of
+    their P(top), `expected`, judged against `variance`, the sum of P(top) (1 - P(top)): the
+    spread a calibrated model's count would have. It sees a lean that every group shares."""
+    if n < 1 or variance <= 0 or not 0 <= right <= n or not 0 <= expected <= n:
+        raise ValueError(f"need n >= 1, variance > 0, 0 <= right, expected <= n, got "
+                         f"{(right, expected, variance, n)!r}")
+    k = (right - expected) / math.sqrt(variance)
+    said = (f"the top word is right at {right:,.0f} of the {n:,} positions, where the "
+            f"probabilities it was given add up to {expected:,.0f}: {abs(k):.1f} standard "
+            f"errors {'more' if k >= 0 else 'fewer'}")
+    if k > z:
+        return (f"{said}, so together the positions are under-confident beyond sampling "
+                f"noise")
+    if k < -z:
+        return f"{said}, so together the positions are over-confident beyond sampling noise"
+    return f"{said}, within sampling noise"
 
 
 def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> str:
@@ -1162,10 +1207,12 @@ def paired_gap(only_a: int, only_b: int, n: int, name_a: str, name_b: str,
 
 
 def rewording_interval(bleu_right: float, bleu_other: float, bleu_wrong: float,
-                       lo: float, hi: float, n: int, tolerance: float = 1.0) -> str:
+                       lo: float, hi: float, n: int, tolerance: float = 1.0,
+                       beyond: tuple[float, float] | None = None) -> str:
     """The exposure-bias control with the paired 95 % bootstrap interval (lo, hi) of
     bleu_right - bleu_other on n sentences: whether a right rewording costs BLEU at all is
-    worded from the interval; the wrong word's extra cost as in `rewording_control`."""
+    worded from the interval; the wrong word's extra cost as in `rewording_control`, or from
+    `beyond`, the paired interval of bleu_other - bleu_wrong, when given."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     reword = bleu_right - bleu_other
@@ -1183,8 +1230,7 @@ def rewording_interval(bleu_right: float, bleu_other: float, bleu_wrong: float,
         first = (f"a right rewording changes the score by {-reword:+.1f} points, but the "
                  f"{span} includes zero, so these sentences cannot say how much BLEU counts "
                  f"rewording as damage")
-    # the second half, about the wrong word, is rewording_control's own
-    second = rewording_control(bleu_right, bleu_other, bleu_wrong, tolerance).split(", and ", 1)[1]
+    second = _beyond_rewording(bleu_other - bleu_wrong, tolerance, *(beyond or (None, None)))
     return f"{first}; {second}"
 
 
@@ -1305,19 +1351,20 @@ def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int], n: i
 
 def rewording_summary(lo: float, hi: float) -> str:
     """The summary's clause about the exposure-bias control, from the same 95 % interval
-    (lo, hi) of right - other as `rewording_interval`: how much of the drop after a wrong
-    word the control attributes to rewording that the references lack."""
+    (lo, hi) of right - other as `rewording_interval`: whether even a rewording that another
+    reference continues lowers BLEU (a lower bound on what a rewording costs)."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     if lo > 0:
-        return ("the control with another reference's first word shows that BLEU counts a "
-                "right rewording as damage too, so part of that drop is rewording that the "
-                "references lack")
+        return ("the control with another reference's first word shows that BLEU counts even a "
+                "rewording that a reference continues as damage, so part of that drop can be "
+                "rewording, and the control's cost is only a lower bound on that part")
     if hi < 0:
-        return ("the control with another reference's first word found that a right rewording "
-                "does not lower BLEU here")
-    return ("the control with another reference's first word could not measure how much of "
-            "that drop is rewording that the references lack (its interval includes zero)")
+        return ("the control with another reference's first word found that a rewording that a "
+                "reference continues does not lower BLEU here (one that no reference continues "
+                "still may)")
+    return ("the control with another reference's first word could not tell whether even a "
+            "rewording that a reference continues lowers BLEU (its interval includes zero)")
 
 
 def _ordinal(k: int) -> str:
