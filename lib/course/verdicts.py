@@ -973,12 +973,12 @@ def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> st
     gap = measured - design
     if gap > tolerance:
         return (f"{gap:.1f} nats above the {design:.1f} of a model that matched the smoothed "
-                f"target exactly, so on (geometric) average a listed word gets "
+                f"target exactly, so on (geometric) average a word of S gets "
                 f"{math.exp(gap):.1f} times less than ε/|S|: the model spreads ε unevenly, "
                 f"and by Jensen's inequality any uneven spread raises the term")
     if gap < -tolerance:
         return (f"{-gap:.1f} nats below the {design:.1f} of a model that matched the smoothed "
-                f"target exactly: the listed words other than the reference get more than "
+                f"target exactly: the words of S other than the reference get more than "
                 f"ε/|S| on (geometric) average")
     return (f"within {tolerance:g} nats of the {design:.1f} of a model that matched the "
             f"smoothed target exactly")
