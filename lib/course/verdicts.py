@@ -550,17 +550,22 @@ def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
             f"exact reversals {f} and the attention decoder's {a}; {end}")
 
 
+def _side_of_zero(lo: float, hi: float) -> str:
+    """Where a 95 % interval (lo, hi) lies: "above" or "below" zero, or "zero" (includes it)."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    return "above" if lo > 0 else "below" if hi < 0 else "zero"
+
+
 def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
     """A 95 % interval (lo, hi) of score(a) - score(b), in words: which is higher, or that the
     difference is within the noise of the sample."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
-        return f"{a} scores higher than {b}: the 95 % interval of the difference lies above zero"
-    if hi < 0:
-        return f"{a} scores lower than {b}: the 95 % interval of the difference lies below zero"
-    return (f"{a} and {b} are not told apart: the 95 % interval of the difference includes "
-            f"zero")
+    return {"above": f"{a} scores higher than {b}: the 95 % interval of the difference lies "
+                     f"above zero",
+            "below": f"{a} scores lower than {b}: the 95 % interval of the difference lies "
+                     f"below zero",
+            "zero": f"{a} and {b} are not told apart: the 95 % interval of the difference "
+                    f"includes zero"}[_side_of_zero(lo, hi)]
 
 
 def long_input_conclusion(lo: float, hi: float) -> str:
@@ -701,14 +706,12 @@ def alignment_summary(*measured: float) -> str:
 def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
     """`paired_difference` as one clause that ends a sentence: 'a scores higher than b (the 95 %
     interval of the difference lies above zero)'."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
-        return f"{a} scores higher than {b} (the 95 % interval of the difference lies above zero)"
-    if hi < 0:
-        return f"{a} scores lower than {b} (the 95 % interval of the difference lies below zero)"
-    return (f"{a} and {b} cannot be told apart (the 95 % interval of the difference includes "
-            f"zero)")
+    return {"above": f"{a} scores higher than {b} (the 95 % interval of the difference lies "
+                     f"above zero)",
+            "below": f"{a} scores lower than {b} (the 95 % interval of the difference lies "
+                     f"below zero)",
+            "zero": f"{a} and {b} cannot be told apart (the 95 % interval of the difference "
+                    f"includes zero)"}[_side_of_zero(lo, hi)]
 
 
 def crossover_reading(by_count: float, by_clock: float | None, earliest: float | None = None,
@@ -1431,11 +1434,9 @@ def share_interval(lo: float, hi: float, a: str, b: str) -> str:
     difference, -9.0 to -1.0 points, lies below zero)', higher, or not told apart when the
     interval includes zero. `a` and `b` name the shares ('the beam's share of search errors',
     'greedy's')."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    side = _side_of_zero(lo, hi)
     span = f"the 95 % interval of the difference, {lo:+.1f} to {hi:+.1f} points"
-    if lo > 0:
-        return f"{a} is higher than {b} ({span}, lies above zero)"
-    if hi < 0:
-        return f"{a} is lower than {b} ({span}, lies below zero)"
-    return f"{a} cannot be told apart from {b} on these items ({span}, includes zero)"
+    return {"above": f"{a} is higher than {b} ({span}, lies above zero)",
+            "below": f"{a} is lower than {b} ({span}, lies below zero)",
+            "zero": f"{a} cannot be told apart from {b} on these items ({span}, includes zero)"
+            }[side]
