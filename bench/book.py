@@ -18,8 +18,14 @@ reference model) has its own target: it executes within a minute *with its model
 current cache (lib.course.download.cache_dir, where a build left the chapter's cached results),
 with the cached results it had to compute anyway named, and its slowest cells.
 
-    python -m bench.book [--skip-cold] [--skip-warm] [--json OUT]
+    python -m bench.book [--skip-cold] [--skip-warm] [--json OUT] [--results]
     python -m bench.book --with-models book/attention --skip-cold --skip-warm
+    python -m bench.book --splice     # BENCHMARKS.md's book section and rows, from RESULTS
+
+With --results the run is also kept in RESULTS (bench/results/book-cpu.json, committed), and
+--splice renders that file into BENCHMARKS.md's "The book" section and the Targets rows it
+measures, so the cold build (about three quarters of an hour) can be measured without a full
+`make bench`.
 """
 
 from __future__ import annotations
@@ -36,12 +42,14 @@ from pathlib import Path
 
 from nbclient import NotebookClient
 
-from bench import gpu_chapters
+from bench import gpu_chapters, report
+from bench.common import cpu_model
 from lib.course import reference
 from lib.course.download import cache_dir
 from scripts import toc
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "book-cpu.json"
 BUILD = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all", "-n", "-W",
          "--keep-going"]
 WARM_CACHE = ("the reference model only: the chapters' small experiments (lib.course.memo) ran "
@@ -126,9 +134,18 @@ def main() -> None:
     p.add_argument("--with-models", action="append", default=[], metavar="PAGE",
                    help="also time chapter PAGE (book/x) with its cached models present")
     p.add_argument("--json", type=Path)
+    p.add_argument("--results", action="store_true", help=f"also keep the run in {RESULTS}")
+    p.add_argument("--splice", action="store_true",
+                   help=f"only render {RESULTS.name} into BENCHMARKS.md (nothing is run)")
     args = p.parse_args()
+    if args.splice:
+        splice()
+        return
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result: dict = {"command": " ".join(["jupyter-book"] + BUILD[1:])}
+    result: dict = {"command": " ".join(["jupyter-book"] + BUILD[1:]),
+                    "run": {"date": time.strftime("%Y-%m-%d %H:%M"),
+                            "machine": f"{cpu_model()}, {os.cpu_count()} cores",
+                            "reference_key": reference.reference_key()}}
     if not args.skip_cold:
         with tempfile.TemporaryDirectory(prefix="seq2seq-cold-cache-") as cache:
             # Nothing published can be fetched (lib.course.links.release_asset reads this
@@ -161,7 +178,23 @@ def main() -> None:
         result.setdefault("with_models", {})[page] = with_models(page)
     if args.json:
         args.json.write_text(json.dumps(result))
+    if args.results:
+        RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result))
+
+
+def section(book: dict) -> str:
+    """BENCHMARKS.md's "The book" section for a bench.book result."""
+    return "\n".join(report.section_book({"book": book}))
+
+
+def splice(results: Path = RESULTS, out: Path = ROOT / "BENCHMARKS.md") -> None:
+    """Render the committed run into `out`: its "The book" section and its Targets rows."""
+    book = json.loads(results.read_text(encoding="utf-8"))
+    text = report.splice(out.read_text(encoding="utf-8"), section(book))
+    out.write_text(report.replace_rows(text, "## Targets", report.book_target_rows(book)),
+                   encoding="utf-8")
+    print(f"wrote the book section and its Targets rows of {out}")
 
 
 if __name__ == "__main__":

@@ -128,7 +128,23 @@ def _section_targets(r: dict) -> list[str]:
     ]
     lines = ["## Targets", "", "| Target | Wanted | Measured | |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {met(ok)} |" for a, b, c, ok in rows]
-    book = fig(r, "book")
+    lines += book_target_rows(fig(r, "book"))
+    chapter = fig(r, "chapter_models.chapter")
+    wanted = f"<= {TARGETS['chapter_minutes'] * 60:g} s"
+    what = "The attention chapter executes with its models cached (#26)"
+    if not chapter_time_measured(chapter):
+        lines.append(f"| {what} | {wanted} | {NOT_MEASURED} (see its section) | |")
+    else:
+        seconds = fig(chapter, "seconds")
+        lines.append(f"| {what} | {wanted} | {seconds:.1f} s | "
+                     f"{met(seconds <= TARGETS['chapter_minutes'] * 60)} |")
+    return lines + [""]
+
+
+def book_target_rows(book: dict) -> list[str]:
+    """The Targets table's rows that the book's builds measure: the cold builds' totals and the
+    slowest chapter (`python -m bench.book --splice` replaces just these rows)."""
+    lines = []
     for what, target in (("Cold strict book build", "cold_minutes"),
                          ("Cold strict book build, every model trained here (#26)",
                           "cold_all_models_minutes")):
@@ -150,16 +166,7 @@ def _section_targets(r: dict) -> list[str]:
         lines.append(f"| Every chapter executes in | <= {TARGETS['chapter_minutes']:g} min | "
                      f"slowest {minutes(worst)} (`{name}`) | "
                      f"{met(worst <= TARGETS['chapter_minutes'] * 60)} |")
-    chapter = fig(r, "chapter_models.chapter")
-    wanted = f"<= {TARGETS['chapter_minutes'] * 60:g} s"
-    what = "The attention chapter executes with its models cached (#26)"
-    if not chapter_time_measured(chapter):
-        lines.append(f"| {what} | {wanted} | {NOT_MEASURED} (see its section) | |")
-    else:
-        seconds = fig(chapter, "seconds")
-        lines.append(f"| {what} | {wanted} | {seconds:.1f} s | "
-                     f"{met(seconds <= TARGETS['chapter_minutes'] * 60)} |")
-    return lines + [""]
+    return lines
 
 
 def _chapters(book: dict) -> dict | None:
@@ -310,9 +317,13 @@ def _section_limit(r: dict) -> list[str]:
     ]
 
 
-def _section_book(r: dict) -> list[str]:
+def section_book(r: dict) -> list[str]:
     book = fig(r, "book")
-    lines = ["## The book", "", f"Strict build: `{fig(book, 'command')}`.", ""]
+    lines = ["## The book", "", f"Strict build: `{fig(book, 'command')}`."
+             + (f" Measured by `python -m bench.book` on {fig(book, 'run.date')} "
+                f"({fig(book, 'run.machine')}), reference model key "
+                f"`{fig(book, 'run.reference_key')}` (`bench/results/book-cpu.json`)."
+                if "run" in book else ""), ""]
     if skipped(book, "cold"):
         lines.append(f"- Cold build (empty cache, reference model trained first): "
                      f"{NOT_MEASURED} ({skipped(book, 'cold')}).")
@@ -555,11 +566,34 @@ def splice(text: str, section: str, before: str | None = None) -> str:
     return text[:start] + section.strip() + "\n" + rest
 
 
+def replace_rows(text: str, heading: str, rows: list[str]) -> str:
+    """`text` with each Markdown table row of `rows` put in place of the row with the same first
+    cell in the table under `heading`; a row that table lacks goes after its last row."""
+    start = text.find(heading + "\n")
+    if start < 0:
+        raise ValueError(f"no section {heading!r} to replace rows in")
+    end = text.find("\n## ", start + len(heading))
+    end = len(text) if end < 0 else end
+    lines = text[start:end].split("\n")
+    for row in rows:
+        first = row.split(" | ")[0] + " |"
+        at = [i for i, line in enumerate(lines) if line.startswith(first)]
+        if len(at) > 1:
+            raise ValueError(f"{len(at)} rows start with {first!r} under {heading!r}")
+        if at:
+            lines[at[0]] = row
+        else:
+            table = [i for i, line in enumerate(lines) if line.startswith("|")]
+            if not table:
+                raise ValueError(f"no table under {heading!r}")
+            lines.insert(table[-1] + 1, row)
+    return text[:start] + "\n".join(lines) + text[end:]
+
 def render(results: dict) -> str:
     """The whole BENCHMARKS.md; raises MissingFigure if any figure is missing."""
     lines = (_section_header(results) + _section_targets(results)
              + _section_training(results) + _section_decoding(results)
-             + _section_bleu(results) + _section_limit(results) + _section_book(results)
+             + _section_bleu(results) + _section_limit(results) + section_book(results)
              + section_chapter_models(results) + _section_playground(results)
              + _section_sweep(results))
     return "\n".join(lines).rstrip() + "\n"

@@ -190,7 +190,8 @@ def main() -> None:
                            "cold": {"skipped": "--skip-book"},
                            "warm": {"skipped": "--skip-book"}}
     else:
-        book = run_json([py, "-m", "bench.book"] + (["--skip-cold"] if args.skip_cold else []))
+        book = run_json([py, "-m", "bench.book", "--results"]
+                        + (["--skip-cold"] if args.skip_cold else []))
         if args.skip_cold:
             book["cold"] = {"skipped": "BENCH_SKIP_COLD=1 / --skip-cold"}
         if "warm_missing" in book:

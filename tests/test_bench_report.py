@@ -420,3 +420,38 @@ def test_an_older_cold_build_does_not_count_as_every_model_trained_here():
     assert ("| Cold strict book build, every model trained here (#26) | <= 35 min | not "
             "measured in this run (that cold build could download published models) | |") in md
     assert "| Cold strict book build | <= 20 min | 21.0 min | **missed** |" in md
+
+
+def test_table_rows_are_replaced_by_their_first_cell_or_added():
+    text = ("# B\n\n## Targets\n\n| Target | Wanted |\n|---|---|\n| A | 1 |\n| B | 2 |\n\n"
+            "## Next\n\n| A | 9 |\n")
+    out = report.replace_rows(text, "## Targets", ["| B | 3 |", "| C | 4 |"])
+    assert out == ("# B\n\n## Targets\n\n| Target | Wanted |\n|---|---|\n| A | 1 |\n| B | 3 |\n"
+                   "| C | 4 |\n\n## Next\n\n| A | 9 |\n")  # the other section's | A | untouched
+    with pytest.raises(ValueError, match="no section '## Gone'"):
+        report.replace_rows(text, "## Gone", ["| A | 0 |"])
+    with pytest.raises(ValueError, match="2 rows start with '| A |'"):
+        report.replace_rows(text.replace("| B | 2 |", "| A | 2 |"), "## Targets", ["| A | 0 |"])
+
+
+def test_the_book_section_and_its_target_rows_are_spliced_from_a_results_file(tmp_path):
+    measured = dict(copy.deepcopy(RESULTS["book"]),
+                    run={"date": "2030-01-05 06:07", "machine": "Test CPU 9000, 2 cores",
+                         "reference_key": "0123456789abcdef"})
+    results = tmp_path / "book.json"
+    results.write_text(json.dumps(measured), encoding="utf-8")
+    md = tmp_path / "BENCHMARKS.md"
+    md.write_text("# B\n\n## Targets\n\n| Target | Wanted | Measured | |\n|---|---|---|---|\n"
+                  "| Cold strict book build | <= 20 min | not measured in this run | |\n\n"
+                  "## The book\n\nstale words\n\n## Attention\n\na\n", encoding="utf-8")
+    book.splice(results, md)
+    text = md.read_text(encoding="utf-8")
+    assert "| Cold strict book build | <= 20 min | 21.0 min | **missed** |" in text
+    assert ("| Cold strict book build, every model trained here (#26) | <= 35 min | 21.0 min "
+            "| met |") in text
+    assert "| Every chapter executes in | <= 1 min | slowest 2.5 min (`book/bleu`) |" in text
+    assert book.section(measured).strip() in text and "stale words" not in text
+    assert "on 2030-01-05 06:07 (Test CPU 9000, 2 cores)" in text
+    assert text.endswith("## Attention\n\na\n")
+    book.splice(results, md)  # again: nothing doubles
+    assert md.read_text(encoding="utf-8") == text
