@@ -1,4 +1,4 @@
-"""The book: cold strict build (training the reference model first), warm rebuild, per chapter.
+"""The book: cold strict build (every model made first, as `make book`), warm rebuild, per chapter.
 
 Why both: a maintainer's first `make book` on a fresh machine pays for training the reference
 model (the cold build); every later build finds it cached (the warm build). Both run the strict
@@ -6,11 +6,14 @@ build `make book` runs (`jupyter-book build . --all -n -W --keep-going`). The co
 $SEQ2SEQ_CACHE (lib.course.download.cache_dir) at an empty temporary directory, so nothing
 cached is reused, and $SEQ2SEQ_RELEASE_URL (lib.course.links) at a folder that does not exist,
 so nothing published is downloaded: every model, the reference model and the chapters'
-fine-tuned ones, is trained here. It times `python -m lib.course.reference --ensure` and the
-build separately. Per-chapter execution times come from myst-nb's "Executed notebook in N
-seconds" log lines of the warm build, whose cache holds the reference model and nothing else
-(the small experiments the chapters cache with lib.course.memo run again, as in a fresh Colab
-runtime); when the log has none, each notebook is timed with nbclient instead.
+fine-tuned ones, is trained here. It times `make book`'s steps separately: the reference model
+(`python -m lib.course.reference --ensure`), the attention chapter's copies (`python -m
+lib.course.release --prepare-runs`), the Playground's export (into the temporary cache, so an
+export in _build/ cannot stand in for it) and the build. Per-chapter execution times come
+from myst-nb's "Executed notebook in N seconds" log lines of the warm build, whose cache
+holds the reference model and nothing else (the small experiments the chapters cache with
+lib.course.memo run again, as in a fresh Colab runtime); when the log has none, each notebook
+is timed with nbclient instead.
 
 A chapter whose models are slow to make (the attention chapter fine-tunes two copies of the
 reference model) has its own target: it executes within a minute *with its models present*.
@@ -153,9 +156,16 @@ def main() -> None:
             # (lib.course.chapter_models) are all trained here.
             releases = (Path(cache) / "no-releases").as_uri()
             cold = dict(env, SEQ2SEQ_CACHE=cache, SEQ2SEQ_RELEASE_URL=releases)
-            train_s, _ = timed([sys.executable, "-m", "lib.course.reference", "--ensure"], cold)
+            # `make book`'s steps in its order: the reference model, the attention chapter's
+            # copies (`make chapter-models`), the Playground's export, the strict build.
+            py = sys.executable
+            train_s, _ = timed([py, "-m", "lib.course.reference", "--ensure"], cold)
+            models_s, _ = timed([py, "-m", "lib.course.release", "--prepare-runs"], cold)
+            export_s, _ = timed([py, "-m", "lib.course.playground", "--out",
+                                 str(Path(cache) / "playground")], cold)
             build_s, log = timed(BUILD, cold)
-        result["cold"] = {"train_s": train_s, "build_s": build_s, "total_s": train_s + build_s,
+        result["cold"] = {"train_s": train_s, "models_s": models_s, "playground_s": export_s,
+                          "build_s": build_s, "total_s": train_s + models_s + export_s + build_s,
                           "chapters": chapter_times(log), "models": COLD_MODELS}
     if not args.skip_warm:
         model = reference.cache_path()

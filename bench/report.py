@@ -328,9 +328,13 @@ def section_book(r: dict) -> list[str]:
         lines.append(f"- Cold build (empty cache, reference model trained first): "
                      f"{NOT_MEASURED} ({skipped(book, 'cold')}).")
     else:
-        lines.append(f"- Cold build: {minutes(fig(book, 'cold.total_s'))} in all = training "
-                     f"the reference model {minutes(fig(book, 'cold.train_s'))} + build "
-                     f"{minutes(fig(book, 'cold.build_s'))} ($SEQ2SEQ_CACHE pointed at an empty "
+        steps = [("training the reference model", "train_s"),
+                 ("the attention chapter's models", "models_s"),
+                 ("the Playground's export", "playground_s"), ("build", "build_s")]
+        parts = " + ".join(f"{what} {minutes(fig(book, 'cold.' + key))}" for what, key in steps
+                           if key in book["cold"])
+        lines.append(f"- Cold build: {minutes(fig(book, 'cold.total_s'))} in all = {parts} "
+                     "($SEQ2SEQ_CACHE pointed at an empty "
                      "temporary directory"
                      + (f"; {book['cold']['models']}" if "models" in book["cold"] else "")
                      + ").")

@@ -455,3 +455,15 @@ def test_the_book_section_and_its_target_rows_are_spliced_from_a_results_file(tm
     assert text.endswith("## Attention\n\na\n")
     book.splice(results, md)  # again: nothing doubles
     assert md.read_text(encoding="utf-8") == text
+
+
+def test_the_cold_build_names_each_step_of_make_book_it_timed():
+    results = copy.deepcopy(RESULTS)
+    results["book"]["cold"].update(train_s=900.0, models_s=780.0, playground_s=60.0,
+                                   build_s=480.0, total_s=2220.0)
+    md = report.render(results)
+    assert ("- Cold build: 37.0 min in all = training the reference model 15.0 min + the "
+            "attention chapter's models 13.0 min + the Playground's export 1.0 min + build "
+            "8.0 min ($SEQ2SEQ_CACHE") in md
+    assert ("| Cold strict book build, every model trained here (#26) | <= 35 min | 37.0 min "
+            "| **missed** |") in md
