@@ -570,17 +570,17 @@ def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
 
 def long_input_conclusion(lo: float, hi: float) -> str:
     """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
-    BLEU minus the fixed vector's on the long inputs."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
-        return ("At this budget attention already helps on the long inputs, which is what "
-                "removing the bottleneck predicts; how large the gap would grow with more "
-                "training, this run cannot say")
-    if hi < 0:
-        return ("At this budget attention does worse on the long inputs: its new layer "
-                "started from random weights and had as few steps as the rest to learn, so "
-                "this run shows the cost of a new layer, not a verdict on the bottleneck")
+    BLEU minus the fixed vector's on the long inputs. The two copies differ in more than the path
+    to every source state (a new layer, a step loop), so no outcome names a cause."""
+    side = _side_of_zero(lo, hi)
+    if side == "above":
+        return ("At this budget the attention copy scores higher on the long inputs; which of its "
+                "differences from the fixed-vector copy gives the gain, and how the gap would move "
+                "with more training, this run does not measure")
+    if side == "below":
+        return ("At this budget the attention copy scores lower on the long inputs; which of its "
+                "differences from the fixed-vector copy costs it, and how the gap would move with "
+                "more training, this run does not measure")
     return ("At this budget the two copies cannot be told apart on the long inputs, so this run "
             "neither shows the bottleneck nor its removal; whether the attention copy had "
             "learned to attend at all, the alignments below say")
@@ -665,9 +665,9 @@ def alignment_reading(*measured: float) -> str:
                 f"h_S, and that weak peak falls on the last source token in most rows: in this "
                 f"budget these measures show no word alignment")
     if kind == "last":
-        return (f"So most rows put most of their weight on one column ({peaked}), and in most "
-                f"rows that column is the last source token: the copy leans on the summary at the "
-                f"end of the source, the context its decoder was trained with, and these measures "
+        return (f"So a row's strongest column holds on average at least half of its weight "
+                f"({peaked}), and in most rows that column is the last source token, whose state "
+                f"is the summary its decoder was trained to read as its context: these measures "
                 f"show no word alignment")
     if kind == "blocks":
         return (f"So the copy aligns by sentence: the sentence a row draws on most holds at least "
@@ -676,10 +676,10 @@ def alignment_reading(*measured: float) -> str:
                 f"these measures do not say whether, within a sentence, the weights fall on the "
                 f"right words")
     if kind == "peaked":
-        return (f"So most rows put most of their weight on one column ({peaked}), but it is not "
-                f"the last token in most rows, and the rows do not follow the joined sentences in "
-                f"order: the copy attends to particular positions, and these measures do not say "
-                f"whether they are the words being translated")
+        return (f"So a row's strongest column holds on average at least half of its weight "
+                f"({peaked}), but it is not the last token in most rows, and the rows do not "
+                f"follow the joined sentences in order: these measures do not say whether those "
+                f"columns are the words being translated")
     return (f"So these weights are diffuse (a row's strongest column holds less than half of its "
             f"weight on average; {peaked}), yet neither close to uniform, nor peaked on the last "
             f"token in most rows, nor following the joined sentences in order: these measures "
@@ -692,12 +692,14 @@ def alignment_summary(*measured: float) -> str:
         "uniform": "are close to uniform: it did not learn to align in this budget",
         "tilt": ("are diffuse and tilted towards the end of the source, their weak peak on the "
                  "last source token in most rows: no word alignment shows in this budget"),
-        "last": ("put most of a row's weight on the last source token in most rows: it leans on "
-                 "the summary at the end of the source instead of aligning words"),
+        "last": ("hold on average at least half of a row's weight on its strongest column, "
+                 "which is the last source token in most rows: no word alignment shows"),
         "blocks": ("follow the joined sentences in order, one at a time: it aligns by sentence, "
                    "and these measures say nothing finer"),
-        "peaked": ("peak on one column in most rows, but neither on the last token nor in the "
-                   "order of the sentences: what they align with, these measures do not say"),
+        "peaked": ("hold on average at least half of a row's weight on its strongest column, "
+                   "but that column is not the last token in most rows, and the rows do not "
+                   "follow the sentences in order: what they align with, these measures do not "
+                   "say"),
         "spread": ("are diffuse, neither on the last token nor in the order of the sentences: no "
                    "alignment by position or by sentence shows"),
     }[alignment_kind(*measured)]
@@ -712,6 +714,17 @@ def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
                      f"below zero)",
             "zero": f"{a} and {b} cannot be told apart (the 95 % interval of the difference "
                     f"includes zero)"}[_side_of_zero(lo, hi)]
+
+
+def length_range(earliest: float, latest: float, unit: str = "tokens") -> str:
+    """'from 108 to 930 tokens', or 'from 108 tokens upward, with no upper end' when `latest` is
+    inf (an end of an interval that never crosses): never 'inf'."""
+    if not (math.isfinite(earliest) and 0 <= earliest <= latest) or math.isnan(latest):
+        raise ValueError(f"need a finite 0 <= earliest <= latest, got {earliest!r} and "
+                         f"{latest!r}")
+    if math.isinf(latest):
+        return f"from {earliest:,.0f} {unit} upward, with no upper end"
+    return f"from {earliest:,.0f} to {latest:,.0f} {unit}"
 
 
 def crossover_reading(by_count: float, by_clock: float | None, earliest: float | None = None,
@@ -740,9 +753,8 @@ def crossover_reading(by_count: float, by_clock: float | None, earliest: float |
                          f"{by_clock!r}, {latest!r}")
     at = f"at about {by_clock:,.0f} tokens"
     if earliest < by_clock or latest > by_clock:
-        top = "with no upper end" if math.isinf(latest) else f"{latest:,.0f}"
-        at += (f" (from {earliest:,.0f} to {top} at the ends of the two slopes' 95 % "
-               f"intervals)")
+        at += (f" (at the ends of the two slopes' 95 % intervals, "
+               f"{length_range(earliest, latest)})")
     if longest_timed is not None and earliest > longest_timed:
         at += (f", beyond the longest source timed ({longest_timed:,.0f} tokens), so an "
                f"extrapolation of the straight lines")
@@ -1108,6 +1120,78 @@ def anti_diagonal(copied: float, after: float) -> str:
     if copied + after >= 0.5:
         return "spread over the anti-diagonal and the column right of it"
     return "mostly away from the anti-diagonal and the column right of it"
+
+
+def last_windows(values: Sequence[float], share: float = 0.2) -> tuple[float, float]:
+    """The means of a curve's last two windows, each `share` of its points: (the window before
+    the last, the last). Two means of many points, not two single points of a noisy curve."""
+    if not 0 < share <= 0.5:
+        raise ValueError(f"share must be above 0 and at most 0.5, got {share!r}")
+    n = max(1, round(share * len(values)))
+    if len(values) < 2 * n or not values:
+        raise ValueError(f"{len(values)} values are too few for two windows of {n}")
+    before, last = values[len(values) - 2 * n:len(values) - n], values[len(values) - n:]
+    return sum(before) / n, sum(last) / n
+
+
+def relative_change(before: float, after: float, tolerance: float = 0.01) -> str:
+    """How `after` compares with `before` (> 0), worded to follow "... was" and to be followed by
+    what it is compared with: '12 % lower than', '3 % higher than', or 'within 1 % of' when the
+    change is at most `tolerance`."""
+    if not before > 0:
+        raise ValueError(f"the value before must be positive, got {before!r}")
+    change = (after - before) / before
+    if abs(change) <= tolerance:
+        return f"within {100 * tolerance:.0f} % of"
+    return f"{100 * abs(change):.0f} % {'lower' if change < 0 else 'higher'} than"
+
+
+def offset_tally(offsets: Sequence[int]) -> str:
+    """How many rows have which offset, the most common first, worded to follow "of the other N
+    rows, ...": 'all 19 have offset +1', '12 of 19 have offset +1 and 7 offset +0', '12 of 19
+    have offset +1, 5 offset +0 and 2 other offsets' ('the one row has offset +1' for one row).
+    Ties go to the offset nearer 0."""
+    if not offsets:
+        raise ValueError("no offsets to count")
+    counts: dict[int, int] = {}
+    for o in offsets:
+        counts[o] = counts.get(o, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], abs(item[0]), item[0]))
+    (first, n_first), rest = ranked[0], ranked[1:]
+    if len(offsets) == 1:
+        return f"the one row has offset {first:+d}"
+    text = f"{all_or_count(n_first, len(offsets))} {'has' if n_first == 1 else 'have'} offset " \
+           f"{first:+d}"
+    if not rest:
+        return text
+    second, n_second = rest[0]
+    others = sum(n for _, n in rest[1:])
+    second_text = f"{n_second:,} offset {second:+d}"
+    if not others:
+        return f"{text} and {second_text}"
+    return (f"{text}, {second_text} and {others:,} "
+            f"{'another offset' if others == 1 else 'other offsets'}")
+
+
+def parts_by_length(table: Sequence[tuple[str, dict[int, int]]]) -> str:
+    """Whether the source-length buckets of joined sources also sort them by the number of
+    sentences joined: table is [(bucket label, {sentences joined: sources})] from short to long.
+    Names each bucket's most common number; says the two go together only when that number
+    grows from every bucket to the next."""
+    if len(table) < 2 or any(not counts or sum(counts.values()) < 1 for _, counts in table):
+        raise ValueError("need at least two buckets, each with at least one source")
+    modes = []
+    for label, counts in table:
+        k, n = max(counts.items(), key=lambda item: (item[1], -item[0]))
+        modes.append((label, k, n, sum(counts.values())))
+    listed = "; ".join(f"{label} tokens: {count_of(k, 'sentence')} in "
+                       f"{all_or_count(n, total)} sources" for label, k, n, total in modes)
+    if all(b[1] > a[1] for a, b in zip(modes, modes[1:])):
+        return (f"the most common number of joined sentences grows from every bucket to the next "
+                f"({listed}), so a step from one bucket to the next is also a step to more "
+                f"sentences in one input, and this comparison cannot tell the two apart")
+    return (f"the most common number of joined sentences does not grow from every bucket to the "
+            f"next ({listed}), so the buckets do not stand one to one for numbers of sentences")
 
 
 # --- intro, tensors, encoder (#27 §5 review 2) ------------------------------------------------
