@@ -211,6 +211,30 @@ def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None 
                      chance_current=mean(chance_current), last_part=mean(last_part))
 
 
+def table(measured: Alignment) -> str:
+    """The measures of an `Alignment` as a printed table, one per line: what is measured, its
+    mean, and what uniform weights or a pick at random would give, said on each line. The rows
+    of joined sources of two sentences or more are left out when there were none."""
+    rows = [("weight on the strongest column", measured.peak, measured.uniform_peak,
+             "uniform weights"),
+            ("entropy as a share of log S", measured.entropy, 1.0, "uniform weights"),
+            ("rows peaking on the last token", measured.last, measured.chance_last,
+             "a column at random")]
+    if measured.block_rows:
+        rows += [(f"weight on the top sentence ({measured.block_rows:,} rows)", measured.block,
+                  measured.uniform_block, "uniform weights"),
+                 ("top sentence is being translated", measured.current,
+                  measured.chance_current, "a sentence at random"),
+                 ("top sentence is the last one", measured.last_part, measured.chance_current,
+                  "a sentence at random")]
+    width = max(len(what) for what, *_ in rows)
+    lines = [f"{measured.sources:,} sources, {measured.rows:,} output rows".ljust(width)
+             + "  measured  compared with"]
+    lines += [f"{what:{width}}  {value:8.1%}  {base:6.1%} ({against})"
+              for what, value, base, against in rows]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------------
 # The data: a model's greedy outputs and the parts of joined sources
 # ---------------------------------------------------------------------------------------------

@@ -188,6 +188,37 @@ def slope_interval(sizes, times: list[list[float]], rounds: int = 1000, level: f
                  slopes[min(rounds - 1, math.ceil((1 - tail) * rounds) - 1)], intercept)
 
 
+class Crossing(NamedTuple):
+    """Where one fitted line reaches twice another: at the point fits, and the range at the ends
+    of the two slopes' intervals."""
+
+    at: float  # the point fits' crossing, in units of size
+    earliest: float  # with the steepest slope of the one and the flattest of the other
+    latest: float  # the other way round; inf when that pair of ends never crosses
+
+
+def doubling_length(base: Slope, other: Slope) -> Crossing | None:
+    """The size at which `other`'s line reaches twice `base`'s: a0 + a1 S = 2 (b0 + b1 S).
+
+    For the attention chapter's decoder steps, `base` is the fixed-vector step and `other` the
+    attention step: the source length at which attention's extra time equals a whole fixed step.
+    None when the timings give no positive size: `other`'s slope interval is not above zero (its
+    growth is not measured), it does not grow faster than twice `base`, or it already takes twice
+    as long at size 0. The range keeps the intercepts and moves only the slopes to the ends of
+    their intervals; it always holds the point fits' crossing (a bootstrap interval need not hold
+    its point fit)."""
+    head = 2 * base.intercept - other.intercept  # how far other is below twice base at S = 0
+    growth = other.slope - 2 * base.slope  # how fast it closes the gap, per unit of size
+    if other.low <= 0 or head <= 0 or growth <= 0:
+        return None
+    at = head / growth
+    steepest = other.high - 2 * base.low
+    earliest = min(at, head / steepest) if steepest > 0 else at
+    slowest = other.low - 2 * base.high
+    latest = max(at, head / slowest) if slowest > 0 else math.inf
+    return Crossing(at, earliest, latest)
+
+
 def _encoded(model, source_len: int, batch: int, seed: int):
     """Random sources (B, S) encoded by `model`: (state (L, B, H), context or Memory, prev (B,))."""
     if model.training:

@@ -129,6 +129,33 @@ def test_uniform_weights_measure_as_uniform():
     assert stats.block == pytest.approx(stats.uniform_block)
 
 
+def test_table_prints_each_measure_beside_what_it_is_compared_with():
+    stats = alignment.summarize([W, torch.tensor([[0.5, 0.5]], dtype=torch.float64)],
+                                [[1, 3], [2]])
+    lines = alignment.table(stats).splitlines()
+    assert lines[0].startswith("2 sources, 4 output rows") and \
+        lines[0].endswith("measured  compared with")
+    assert len(lines) == 7
+    rows = {line[:line.index("  ")]: line for line in lines[1:]}
+    # peak (0.25 + 1 + 0.5 + 0.5) / 4, against 1/S: (3 / 4 + 1 / 2) / 4
+    assert rows["weight on the strongest column"].split()[-4:] == ["56.2%", "31.2%", "(uniform",
+                                                                   "weights)"]
+    assert "(uniform weights)" in rows["entropy as a share of log S"]
+    assert "25.0%" in rows["rows peaking on the last token"] and \
+        "(a column at random)" in rows["rows peaking on the last token"]
+    assert "weight on the top sentence (3 rows)" in rows
+    for what in ("top sentence is being translated", "top sentence is the last one"):
+        assert rows[what].endswith("(a sentence at random)")
+    assert "33.3%" in rows["top sentence is being translated"]
+    assert "66.7%" in rows["top sentence is the last one"]
+    assert "nan" not in alignment.table(stats)
+
+
+def test_table_leaves_out_the_sentence_rows_without_joined_sources():
+    text = alignment.table(alignment.summarize([W]))
+    assert "sentence" not in text and "nan" not in text and len(text.splitlines()) == 4
+
+
 # --- the greedy weights of a real (tiny) model ---------------------------------------------------
 
 attention_model = functools.partial(tiny_model, src_words=6, tgt_words=4, emb_dim=6, hidden=8,

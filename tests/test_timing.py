@@ -5,6 +5,7 @@ message that names it."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -176,6 +177,43 @@ def test_slope_interval_is_exact_without_noise_and_ignores_a_busy_repeat():
 def test_slope_interval_refuses_bad_input(times, level, words):
     with pytest.raises(ValueError, match=words):
         timing.slope_interval([1, 2], times, level=level)
+
+
+# --- where the attention step reaches twice the fixed step -------------------------------------
+
+
+def _slope(slope, intercept, low=None, high=None):
+    return timing.Slope(slope, slope if low is None else low, slope if high is None else high,
+                        intercept)
+
+
+def test_doubling_length_by_hand():
+    """fixed 1 + 0.01 S, attention 1.5 + 0.05 S: 1.5 + 0.05 S = 2 + 0.02 S at S = 0.5 / 0.03."""
+    fixed = _slope(0.01, 1.0, 0.0, 0.02)
+    attention = _slope(0.05, 1.5, 0.04, 0.07)
+    at, earliest, latest = timing.doubling_length(fixed, attention)
+    assert at == pytest.approx(0.5 / 0.03)
+    assert earliest == pytest.approx(0.5 / (0.07 - 0.0))  # steepest attention, flattest fixed
+    assert latest == math.inf  # 0.04 - 2 * 0.02 = 0: that pair of ends never crosses
+    # with narrower intervals the late end crosses too
+    _, _, late = timing.doubling_length(_slope(0.01, 1.0, 0.005, 0.012),
+                                        _slope(0.05, 1.5, 0.045, 0.06))
+    assert late == pytest.approx(0.5 / (0.045 - 0.024))
+
+
+def test_doubling_length_holds_the_point_fit_even_outside_a_bootstrap_interval():
+    at, earliest, latest = timing.doubling_length(_slope(0.01, 1.0),
+                                                  _slope(0.05, 1.5, 0.06, 0.08))
+    assert earliest <= at <= latest and latest == at
+
+
+@pytest.mark.parametrize("fixed, attention", [
+    (_slope(0.01, 1.0), _slope(0.05, 1.5, -0.01, 0.1)),  # attention's growth not measured
+    (_slope(0.01, 1.0), _slope(0.05, 2.5, 0.04, 0.06)),  # already twice as long at S = 0
+    (_slope(0.03, 1.0), _slope(0.05, 1.5, 0.04, 0.06)),  # never grows faster than twice fixed
+])
+def test_doubling_length_is_none_when_the_timings_give_no_positive_length(fixed, attention):
+    assert timing.doubling_length(fixed, attention) is None
 
 
 # --- a decoder step: its work counted, and ready to time -----------------------------------------
