@@ -979,3 +979,11 @@ def test_attention_heatmaps_show_libs_weights(pg_attention, attention_model):
     assert page.locator(".s2s-pg-attention table").count() == 0
     assert "has no attention" in page.locator(".s2s-pg-attention").inner_text()
     assert not problems["console"], problems
+
+
+def test_offline_is_said_to_last_only_while_the_tab_is_open():
+    """The page keeps the models in memory, not in a service worker's cache: it says so."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert "for as long as the tab stays open" in text and "no service worker" in text
+    script = (ROOT / "web" / "playground" / "playground.js").read_text(encoding="utf-8")
+    assert "serviceWorker" not in script
