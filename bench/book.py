@@ -8,8 +8,8 @@ cached is reused, and $SEQ2SEQ_RELEASE_URL (lib.course.links) at a folder that d
 so nothing published is downloaded: every model, the reference model and the chapters'
 fine-tuned ones, is trained here. It times `make book`'s steps separately: the reference model
 (`python -m lib.course.reference --ensure`), the attention chapter's copies (`python -m
-lib.course.release --prepare-runs`), the Playground's export (into the temporary cache, so an
-export in _build/ cannot stand in for it) and the build. Per-chapter execution times come
+lib.course.release --prepare-runs`), the Playground's export (forced, into _build/playground,
+where the build's last step copies it from) and the build. Per-chapter execution times come
 from myst-nb's "Executed notebook in N seconds" log lines of the warm build, whose cache
 holds the reference model and nothing else (the small experiments the chapters cache with
 lib.course.memo run again, as in a fresh Colab runtime); when the log has none, each notebook
@@ -161,8 +161,10 @@ def main() -> None:
             py = sys.executable
             train_s, _ = timed([py, "-m", "lib.course.reference", "--ensure"], cold)
             models_s, _ = timed([py, "-m", "lib.course.release", "--prepare-runs"], cold)
-            export_s, _ = timed([py, "-m", "lib.course.playground", "--out",
-                                 str(Path(cache) / "playground")], cold)
+            # --force: an export already in _build/playground must not stand in for one made
+            # from the models just trained (the build copies it from there into the site)
+            export_s, _ = timed([py, "-m", "lib.course.playground", "--force", "--out",
+                                 str(ROOT / "_build" / "playground")], cold)
             build_s, log = timed(BUILD, cold)
         result["cold"] = {"train_s": train_s, "models_s": models_s, "playground_s": export_s,
                           "build_s": build_s, "total_s": train_s + models_s + export_s + build_s,
