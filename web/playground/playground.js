@@ -720,7 +720,7 @@
       if (!MODELS.attention.manifest) {
         form.querySelector(".s2s-pg-attn-note").textContent = "(not in this build)";
       }
-      status.textContent = "Model loaded: it runs here, offline.";
+      status.textContent = "Model loaded: it runs here, in this tab (offline too, until the tab is closed).";
       describe(root);
       root.setAttribute("data-state", "ready");
     }, function (e) {
