@@ -557,15 +557,21 @@ def _side_of_zero(lo: float, hi: float) -> str:
     return "above" if lo > 0 else "below" if hi < 0 else "zero"
 
 
+def _difference(lo: float, hi: float, a: str, b: str, apart: str) -> tuple[str, str]:
+    """(what a 95 % interval (lo, hi) of score(a) - score(b) says, where the interval lies):
+    `apart` ends the verdict when it includes zero."""
+    side = _side_of_zero(lo, hi)
+    verdict = {"above": f"{a} scores higher than {b}", "below": f"{a} scores lower than {b}",
+               "zero": f"{a} and {b} {apart}"}[side]
+    where = {"above": "lies above zero", "below": "lies below zero", "zero": "includes zero"}[side]
+    return verdict, f"the 95 % interval of the difference {where}"
+
+
 def paired_difference(lo: float, hi: float, a: str, b: str) -> str:
     """A 95 % interval (lo, hi) of score(a) - score(b), in words: which is higher, or that the
     difference is within the noise of the sample."""
-    return {"above": f"{a} scores higher than {b}: the 95 % interval of the difference lies "
-                     f"above zero",
-            "below": f"{a} scores lower than {b}: the 95 % interval of the difference lies "
-                     f"below zero",
-            "zero": f"{a} and {b} are not told apart: the 95 % interval of the difference "
-                    f"includes zero"}[_side_of_zero(lo, hi)]
+    verdict, where = _difference(lo, hi, a, b, "are not told apart")
+    return f"{verdict}: {where}"
 
 
 def long_input_conclusion(lo: float, hi: float) -> str:
@@ -708,12 +714,8 @@ def alignment_summary(*measured: float) -> str:
 def difference_clause(lo: float, hi: float, a: str, b: str) -> str:
     """`paired_difference` as one clause that ends a sentence: 'a scores higher than b (the 95 %
     interval of the difference lies above zero)'."""
-    return {"above": f"{a} scores higher than {b} (the 95 % interval of the difference lies "
-                     f"above zero)",
-            "below": f"{a} scores lower than {b} (the 95 % interval of the difference lies "
-                     f"below zero)",
-            "zero": f"{a} and {b} cannot be told apart (the 95 % interval of the difference "
-                    f"includes zero)"}[_side_of_zero(lo, hi)]
+    verdict, where = _difference(lo, hi, a, b, "cannot be told apart")
+    return f"{verdict} ({where})"
 
 
 def length_range(earliest: float, latest: float, unit: str = "tokens") -> str:
