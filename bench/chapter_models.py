@@ -1,13 +1,15 @@
 """The attention chapter's models on long inputs: BLEU by source length, their cost, their keys.
 
-book/attention.md scores three models on joined test sources (lib.long_inputs): the reference
+book/attention.md scores three models on joined test sources (lib.experiments.long_inputs): the
+reference
 model as it is, and two copies of it fine-tuned on joined pairs, one with its fixed context and
 one with attention. This records, for each, corpus BLEU per source-length bucket, its training
 steps and minutes, the seconds it took to translate the test sources, and its key: the name of
-the result file `lib.long_inputs.cached_runs` keeps (a hash of its settings, the reference
+the result file `lib.experiments.long_inputs.cached_runs` keeps (a hash of its settings, the
+reference
 model's key and the code), beside the reference model's key. The models come from that cache
 when a build left them there; the missing ones are made as the chapter makes them (fine-tuned
-side by side, or downloaded where lib.long_inputs fetches published runs).
+side by side, or downloaded where lib.experiments.long_inputs fetches published runs).
 
 It then times the chapter itself executing with those models cached (`bench.book.with_models`),
 for the issue's target: the attention chapter executes in at most 60 s on 2 CPU cores with its
@@ -33,10 +35,10 @@ import torch
 
 from bench import book, recipe_check, report
 from bench.common import cpu_model
-from lib import long_inputs
 from lib.course import reference
 from lib.data import load_corpus
-from lib.long_inputs import FinetuneConfig
+from lib.experiments import long_inputs
+from lib.experiments.long_inputs import FinetuneConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "chapter-models-cpu.json"
@@ -62,7 +64,8 @@ def result_stamp(config: FinetuneConfig) -> int | None:
 
 
 def buckets(hypotheses: list[str], groups) -> list[dict]:
-    """lib.long_inputs.bleu_by_bucket as JSON; an empty bucket's BLEU is None, not NaN."""
+    """lib.experiments.long_inputs.bleu_by_bucket as JSON; an empty bucket's BLEU is None, not
+    NaN."""
     return [{"bucket": long_inputs.bucket_label(b), "sources": n, "bleu": s if n else None}
             for b, n, s in long_inputs.bleu_by_bucket(hypotheses, groups)]
 

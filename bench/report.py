@@ -473,13 +473,15 @@ def section_chapter_models(r: dict) -> list[str]:
         f"`python -m bench.chapter_models run` ({fig(d, 'date')}, {fig(d, 'machine')}, torch "
         f"{fig(d, 'torch')}; `bench/results/chapter-models-cpu.json`): the models of "
         f"`book/attention.md`, greedy, on its {fig(d, 'test_sources'):,} joined test sources "
-        f"(1 to {fig(d, 'k_max')} test sentences joined; `lib.long_inputs`). Corpus BLEU "
+        f"(1 to {fig(d, 'k_max')} test sentences joined; `lib.experiments.long_inputs`). "
+        "Corpus BLEU "
         "(sacrebleu, all references) by English source length in tokens, the number of "
         "sources in parentheses. The fine-tuned copies start from reference model "
         f"`{fig(d, 'reference_key')}`; the chapter fine-tunes them side by side, one thread "
         "each. Training minutes and decoding seconds are those of the machine that made the "
         "model; *made by* says whether this run read it from the cache or made it. A model's "
-        "key names its result and weights in the cache (`lib.long_inputs.weights_path`: a hash "
+        "key names its result and weights in the cache "
+        "(`lib.experiments.long_inputs.weights_path`: a hash "
         "of its settings, the reference model's key, the code and torch).",
         "",
         "| model | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"

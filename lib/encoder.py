@@ -12,7 +12,7 @@ The chapter also compares the encoder's last state with other summaries of the s
 `pool_states` (the mean or the maximum of the output states over the real tokens),
 `linear_probe` (what a linear map can read back from a summary), `paired_interval` (is one
 summary's advantage more than the noise of the test set), and `LSTMStateCell`, an LSTM step
-whose two states travel as one vector, so `lib.gradient_flow` measures it like a GRU.
+whose two states travel as one vector, so `lib.experiments.gradient_flow` measures it like a GRU.
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ class LSTMStateCell(nn.Module):
     """An `nn.LSTMCell` whose state is one vector [h; c] of size 2H.
 
     An LSTM carries two states, the output h and the cell c; tools written for a cell with
-    one state, such as `lib.gradient_flow.gradient_norms`, then measure ∂[h_T; c_T]/∂[h_t; c_t]
+    one state, such as `lib.experiments.gradient_flow.gradient_norms`, then measure ∂[h_T;
+    c_T]/∂[h_t; c_t]
     for it, the LSTM's counterpart of a GRU's ∂h_T/∂h_t.
     """
 

@@ -4,7 +4,8 @@ We want the most likely *sequence*, argmax_y log P(y | x). Greedy search takes t
 *token* at every step; beam search keeps the k most likely partial sequences; exhaustive search
 scores every sequence (|V|^T of them, so only for toy vocabularies) and is the oracle the other
 two are tested against. All of them run on `Decoder.step`, so they also run unchanged on any
-object with the same interface, such as `lib.toy.TableModel` (a hand-set probability table),
+object with the same interface, such as `lib.experiments.toy.TableModel` (a hand-set probability
+table),
 and on an attention model (`ModelConfig.attention`), whose `context` is the `lib.attention.Memory`
 of the source: its rows are selected, per sentence and per hypothesis, as a context's are.
 

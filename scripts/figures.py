@@ -2,7 +2,8 @@
 
 Each figure is a function that draws on a small SVG writer (`Svg`); the walk-through of beam
 search and the BLEU example are computed with `lib` (`lib.search.beam_search` on
-`lib.toy.walkthrough_table`, `lib.bleu.clipped_matches` and `brevity_penalty`), so their numbers
+`lib.experiments.toy.walkthrough_table`, `lib.bleu.clipped_matches` and `brevity_penalty`), so
+their numbers
 are the ones the chapters print. The output is deterministic: the same source gives the same
 bytes, and tests/test_figures.py fails when a committed SVG differs from what this file draws.
 
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 
 from lib import bleu, search
-from lib.toy import TableModel, walkthrough_table
+from lib.experiments.toy import TableModel, walkthrough_table
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "book" / "figures"

@@ -1,4 +1,5 @@
-"""lib.alignment: each measure against values computed by hand, the summary's means over rows,
+"""lib.experiments.alignment: each measure against values computed by hand, the summary's means
+over rows,
 the greedy weights against one sentence at a time, and the joined groups' parts."""
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ import math
 import pytest
 import torch
 
-from lib import alignment, search
+from lib import search
 from lib.attention import attention_weights
 from lib.data import EOS
-from lib.joined import joined_groups
-from lib.toy import tiny_model
+from lib.experiments import alignment
+from lib.experiments.joined import joined_groups
+from lib.experiments.toy import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 

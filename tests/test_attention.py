@@ -27,8 +27,8 @@ from lib.attention import AdditiveAttention, Memory, attention_weights, masked_s
 from lib.course import checkpoint
 from lib.data import EOS, PAD, SOS, collate
 from lib.decoder import Decoder
+from lib.experiments.toy import tiny_model
 from lib.model import ModelConfig, Seq2Seq
-from lib.toy import tiny_model
 from lib.train import batch_loss
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest

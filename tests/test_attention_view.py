@@ -24,7 +24,7 @@ from test_widgets import FORBIDDEN, make_model, markup, noscript
 
 from lib.attention import attention_weights
 from lib.data import EOS, SOS, detokenize
-from lib.long_inputs import copy_of
+from lib.experiments.long_inputs import copy_of
 from lib.search import SOURCE_CAP, log_probs
 from lib.widgets import (
     AttentionTrace,

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from bench import chapter_models, run_all
-from lib import long_inputs
 from lib.data import load_corpus
+from lib.experiments import long_inputs
 
 
 @pytest.fixture

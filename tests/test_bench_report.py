@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench import book, chapter_models, recipe_check, report
-from lib import long_inputs
 from lib.course import reference
+from lib.experiments import long_inputs
 
 
 def _ttb(reached):

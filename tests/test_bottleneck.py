@@ -1,4 +1,4 @@
-"""lib.bottleneck: the reversal test of the single context vector (wrap-up chapter)."""
+"""lib.experiments.bottleneck: the reversal test of the single context vector (wrap-up chapter)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 import torch
 
-from lib import bottleneck
 from lib.data import EOS, PAD, SOS
-from lib.reversal import reversal_examples, reversal_model
+from lib.experiments import bottleneck
+from lib.experiments.reversal import reversal_examples, reversal_model
 
 
 def test_score_outputs_by_hand():

@@ -1,5 +1,6 @@
 """lib.course.chapter_models: the attention chapter's runs published as releases and fetched by
-`lib.long_inputs.cached_runs` before it trains. A tiny model stands in for the reference model
+`lib.experiments.long_inputs.cached_runs` before it trains. A tiny model stands in for the
+reference model
 and six joined test groups for the 573, so the round trip takes seconds; the oracles are the
 files the build computed, byte for byte, and the requests the release server saw."""
 
@@ -22,13 +23,13 @@ import torch
 from conftest import ROOT
 from test_reference import _closed_port, _Handler, _same_weights
 
-from lib import long_inputs
 from lib import train as training
 from lib.course import chapter_models, checkpoint, links, memo, reference, release
 from lib.course.download import sha256_of
 from lib.data import load_corpus
-from lib.long_inputs import FinetuneConfig
-from lib.toy import tiny_model
+from lib.experiments import long_inputs
+from lib.experiments.long_inputs import FinetuneConfig
+from lib.experiments.toy import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 

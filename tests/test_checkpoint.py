@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from lib import data, toy
+from lib import data
 from lib.course import checkpoint
 from lib.course.checkpoint import FORMAT, CheckpointError
 from lib.data import Vocab
+from lib.experiments import toy
 from lib.model import ModelConfig, Seq2Seq
 
 PAIRS = [("I am here.", "Je suis là."), ("You are here.", "Tu es là."),

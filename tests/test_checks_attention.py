@@ -333,7 +333,7 @@ def test_crossover_accepts_the_count_and_a_rounded_length():
 
 
 def test_crossover_reference_agrees_with_the_formula_and_with_budget_reference():
-    # the real layers' count (lib.timing) against the formula the page writes out
+    # the real layers' count (lib.experiments.timing) against the formula the page writes out
     for sizes in [(8, 16, 16, 40, 1), (256, 512, 512, 8000, 2)]:
         assert checks.crossover_reference(*sizes) == pytest.approx(crossover(*sizes))
     E, H, A, V, layers = 16, 32, 24, 50, 3

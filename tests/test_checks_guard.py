@@ -15,11 +15,11 @@ import torch
 from conftest import assert_rejects
 
 import lib.checks.harness
-from lib import toy
 from lib.checks import decoder as decoder_checks
 from lib.checks import search as search_checks
 from lib.checks.harness import Mismatch, call, run_checks
 from lib.data import EOS, SOS
+from lib.experiments import toy
 from lib.search import log_probs
 
 

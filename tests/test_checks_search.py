@@ -10,8 +10,8 @@ from conftest import assert_rejects, skeleton
 
 from lib.checks import search as checks
 from lib.data import EOS, PAD, SOS
+from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.search import exhaustive_search, greedy, log_probs
-from lib.toy import TableModel, greedy_loses_table, walkthrough_table
 
 
 def greedy_ok(model, src, src_lengths, max_len):

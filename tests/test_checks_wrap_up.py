@@ -9,9 +9,9 @@ import math
 import torch
 from conftest import assert_rejects, skeleton
 
-from lib import toy
 from lib.checks import wrap_up as checks
 from lib.data import EOS, PAD, detokenize, tokenize
+from lib.experiments import toy
 from lib.search import sequence_log_prob
 
 # --- copy_unknowns -------------------------------------------------------------------------------

@@ -46,8 +46,8 @@ import pytest
 from conftest import ROOT
 
 import scripts.colab_env
-from lib import long_inputs
 from lib.course import release
+from lib.experiments import long_inputs
 from scripts import colab_setup, toc
 
 WORK = ROOT / "_build" / "colab-env"
@@ -180,7 +180,7 @@ import lib
 import lib.data
 import lib.course.download
 import lib.course.reference
-import lib.long_inputs
+import lib.experiments.long_inputs
 
 
 def _refuse(what):
@@ -190,7 +190,7 @@ def _refuse(what):
 
 
 lib.course.reference.train_reference = _refuse("trained the reference model")
-lib.long_inputs.run = _refuse("fine-tuned the attention chapter's copies")
+lib.experiments.long_inputs.run = _refuse("fine-tuned the attention chapter's copies")
 lib.course.download.fetch_corpus = _refuse("downloaded the corpus")
 report = {{"lib": lib.__file__, "version": metadata.version("seq2seq-course-lib"),
           "corpus": str(lib.data.corpus_path()), "packaged": str(lib.data.PACKAGED_CORPUS),

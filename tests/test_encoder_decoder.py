@@ -13,8 +13,8 @@ from lib import data
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 from lib.decoder import Decoder
 from lib.encoder import Encoder
+from lib.experiments.toy import tiny_model
 from lib.model import ModelConfig, Seq2Seq
-from lib.toy import tiny_model
 
 V, E, H, L = 13, 6, 8, 2
 

@@ -8,7 +8,6 @@ import pytest
 import torch
 from torch import nn
 
-from lib import gradient_flow
 from lib.encoder import (
     LSTMStateCell,
     linear_probe,
@@ -16,6 +15,7 @@ from lib.encoder import (
     paired_interval,
     pool_states,
 )
+from lib.experiments import gradient_flow
 
 torch.set_num_threads(1)
 

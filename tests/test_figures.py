@@ -103,7 +103,7 @@ def _svg_text(svg: str) -> str:
 
 def test_labels_use_the_names_of_lib_and_the_chapters(drawn):
     from lib.decoder import Decoder
-    from lib.toy import walkthrough_table
+    from lib.experiments.toy import walkthrough_table
 
     decoder = _svg_text(drawn["decoder_unrolled.svg"])
     assert "feed_context" in inspect.signature(Decoder).parameters

@@ -1,4 +1,5 @@
-"""lib.gradient_flow: the fast gradient norms equal lib.gru's readable product of Jacobians, and
+"""lib.experiments.gradient_flow: the fast gradient norms equal lib.gru's readable product of
+Jacobians, and
 the vanilla RNN's factors equal hand-computed ones."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lib import gradient_flow, gru
+from lib import gru
+from lib.experiments import gradient_flow
 
 
 def _sequence(seed: int, T: int = 12, D: int = 5):

@@ -1,8 +1,9 @@
-"""lib.joined: long inputs built from one split only, every sentence once, references whole."""
+"""lib.experiments.joined: long inputs built from one split only, every sentence once, references
+whole."""
 
 import pytest
 
-from lib import joined
+from lib.experiments import joined
 
 HELD = [(f"Sentence {i}.", [f"Phrase {i}."] + [f"Autre {i}."] * (i % 3)) for i in range(40)]
 TRAIN = [(f"Train {i}.", f"Entraîne {i}.") for i in range(30)]

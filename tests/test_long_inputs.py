@@ -1,4 +1,4 @@
-"""lib.long_inputs: the attention chapter's copies of a model, its buckets, its paired
+"""lib.experiments.long_inputs: the attention chapter's copies of a model, its buckets, its paired
 bootstrap and its step timer."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lib import long_inputs
 from lib.evaluate import sacrebleu_score
-from lib.toy import tiny_model
+from lib.experiments import long_inputs
+from lib.experiments.toy import tiny_model
 
 
 def test_copy_keeps_every_weight_and_adds_only_attention():

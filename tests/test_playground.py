@@ -83,7 +83,7 @@ def test_int8_rows_round_trip():
 def test_the_form_takes_its_defaults_from_the_export():
     """One home for the search defaults: lib.search's go into vocab.json, and the page's markup
     types none of its own (the script fills k, alpha and margin from vocab.json)."""
-    from lib.toy import tiny_model
+    from lib.experiments.toy import tiny_model
 
     settings = playground.page_settings(tiny_model())
     assert (settings["default_beam"], settings["default_alpha"], settings["default_margin"]) == (
@@ -134,7 +134,7 @@ def test_the_pages_rules_are_the_codes():
 
 def test_attention_model_is_the_chapters():
     """The Playground's attention model is the attention chapter's fine-tuned copy."""
-    from lib.long_inputs import FinetuneConfig
+    from lib.experiments.long_inputs import FinetuneConfig
 
     assert playground.ATTENTION == FinetuneConfig(attention=True)
     chapter = (ROOT / "book" / "attention.md").read_text(encoding="utf-8")
@@ -144,7 +144,7 @@ def test_attention_model_is_the_chapters():
 
 def test_attention_export_refuses_a_model_without_attention(tmp_path):
     from lib.course import checkpoint
-    from lib.toy import tiny_model
+    from lib.experiments.toy import tiny_model
 
     weights = checkpoint.save(tiny_model(), tmp_path / "plain.pt")
     with pytest.raises(ValueError, match="without attention"):
@@ -156,8 +156,8 @@ def test_attention_graphs_match_lib_on_a_tiny_model(tmp_path):
     small random attention model: no cached model needed."""
     import dataclasses
 
+    from lib.experiments.toy import tiny_model
     from lib.model import Seq2Seq
-    from lib.toy import tiny_model
 
     base = tiny_model()
     torch.manual_seed(1)
@@ -211,7 +211,7 @@ def test_mini_site_holds_the_page_and_both_models(tmp_path):
 
 
 def test_page_model_rounds_only_the_weight_matrices():
-    from lib.toy import tiny_model
+    from lib.experiments.toy import tiny_model
 
     model = tiny_model()
     page = playground.page_model(model)
@@ -260,8 +260,8 @@ def attention_dir(export_dir) -> Path:
 def attention_model(attention_dir):
     """The attention model with the page's int8-rounded weights (the checkpoint it was
     exported from: the chapter's cached copy)."""
-    from lib import long_inputs
     from lib.course import checkpoint
+    from lib.experiments import long_inputs
 
     name = json.loads((attention_dir / "manifest.json").read_text(encoding="utf-8"))["checkpoint"]
     path = long_inputs.weights_path(playground.ATTENTION).parent / name

@@ -367,7 +367,7 @@ def test_main_checks_the_cache_is_writable_before_training(unwritable_cache):
 _TWO_NOTEBOOKS = """
 import os, sys, time
 from pathlib import Path
-from lib import toy
+from lib.experiments import toy
 from lib.course import checkpoint, reference
 
 out = Path(sys.argv[1])

@@ -1,4 +1,5 @@
-"""lib.reversal: the toy task's pairs are their sources backwards, in the vocabularies' ids, and
+"""lib.experiments.reversal: the toy task's pairs are their sources backwards, in the vocabularies'
+ids, and
 lib.train trains a model on them; bad arguments are refused with a message that names them."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from lib.data import SPECIALS, collate
-from lib.reversal import DIGITS, reversal_examples, reversal_model, vocab
+from lib.experiments.reversal import DIGITS, reversal_examples, reversal_model, vocab
 from lib.train import TrainConfig, batch_loss, train
 
 

@@ -4,7 +4,7 @@
 * beam k = 1 must equal greedy; a narrow beam can never beat exhaustive search;
 * the readable one-sentence reference and the batched search must agree, and batching or
   padding must not change any answer;
-* hand-set probability tables (lib.toy) check hypotheses *and* scores computed by hand;
+* hand-set probability tables (lib.experiments.toy) check hypotheses *and* scores computed by hand;
 * pruning by a margin drops exactly the hypotheses it should, and their decoder rows.
 """
 
@@ -24,7 +24,13 @@ from torch.utils._pytree import tree_leaves
 
 from lib import search
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
-from lib.toy import TableModel, greedy_loses_table, pruning_table, tiny_model, walkthrough_table
+from lib.experiments.toy import (
+    TableModel,
+    greedy_loses_table,
+    pruning_table,
+    tiny_model,
+    walkthrough_table,
+)
 
 ALPHAS = [0.0, 0.6, 1.0]
 

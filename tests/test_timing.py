@@ -1,4 +1,5 @@
-"""lib.timing: best_times (the best of several rounds, measured in turns, gradients cleared and
+"""lib.experiments.timing: best_times (the best of several rounds, measured in turns, gradients
+cleared and
 the model's mode restored), times_by_size and slope_interval (time against size, robust to a
 busy moment), decoder_step_macs (against torch's own FLOP counter); bad input is refused with a
 message that names it."""
@@ -13,11 +14,11 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from lib import timing
 from lib.checks.attention import budget_reference
 from lib.decoder import Decoder
-from lib.reversal import reversal_model
-from lib.timing import best_times
+from lib.experiments import timing
+from lib.experiments.reversal import reversal_model
+from lib.experiments.timing import best_times
 
 
 def test_best_time_is_the_known_duration_of_each_candidate():

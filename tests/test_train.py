@@ -13,11 +13,12 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-from lib import bleu, data, toy
+from lib import bleu, data
 from lib import evaluate as ev
 from lib import train as tr
 from lib.course import checkpoint
 from lib.data import EOS, PAD, Vocab
+from lib.experiments import toy
 from lib.train import History, TrainConfig, batch_loss, lr_at
 
 PAIRS = [("I am here.", "Je suis là."), ("You are here.", "Tu es là."),

@@ -21,8 +21,8 @@ from torch import nn
 from lib import bleu, search
 from lib.data import SOS, Vocab, tokenize
 from lib.evaluate import reference_streams
+from lib.experiments.toy import tiny_model
 from lib.model import Seq2Seq
-from lib.toy import tiny_model
 from lib.widgets import (
     beam_explorer,
     bleu_breakdown,
@@ -333,8 +333,9 @@ def test_hidden_view_data_is_the_states(model):
 
 
 def test_beam_explorer_draws_the_chapters_toy_tables():
-    """lib.toy's hand-set tables: the walkthrough (A, C -> AB, CE -> ABD, CED) and greedy losing."""
-    from lib.toy import TableModel, greedy_loses_table, walkthrough_table
+    """lib.experiments.toy's hand-set tables: the walkthrough (A, C -> AB, CE -> ABD, CED) and
+    greedy losing."""
+    from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
 
     view = beam_explorer(TableModel(greedy_loses_table()), beam_size=2, alpha=0.0)
     assert (view.trace.translation, view.trace.greedy_translation) == ("B C", "A C")

@@ -297,7 +297,7 @@ def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):
     """An 8-step tree (780 SVG units) in a 1000 px output area is whole at first sight: the
     beam view is not held to the 720 px of the other views (#28 §6). Its scroller takes
     keyboard focus, for the trees wider still."""
-    from lib import toy
+    from lib.experiments import toy
 
     model = toy.tiny_model(0, eos_bias=-20.0)  # never ends: the search runs to the cap
     view = beam_explorer(model, "en1 en2 en3", beam_size=2, max_len=8)

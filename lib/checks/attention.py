@@ -16,7 +16,7 @@
   where the guess and the model's measured weights differ (the off-by-ones named).
 * `check_crossover(fn)`: `fn(E, H, A, V, layers)` -> the source length at which attention's
   extra multiply-adds per decoder step equal the whole fixed-vector step's, against a count from
-  real layers (`lib.timing.decoder_step_macs`).
+  real layers (`lib.experiments.timing.decoder_step_macs`).
 
 Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong.
 """
@@ -31,7 +31,7 @@ from lib.attention import AdditiveAttention
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.course.verdicts import count_of
 from lib.decoder import Decoder
-from lib.timing import decoder_step_macs
+from lib.experiments.timing import decoder_step_macs
 
 # ---------------------------------------------------------------------------------------------
 # The reference answers: explicit loops, independent of lib.attention's batched code
@@ -435,7 +435,8 @@ def budget_reference(S: int, H: int, A: int) -> dict:
 def crossover_reference(E: int, H: int, A: int, V: int, layers: int) -> float:
     """The source length S at which the multiply-adds attention adds to one decoder step equal
     those of the whole fixed-vector step (its GRU layers on [e(y); c] and its head), counted by
-    `lib.timing.decoder_step_macs` from a real decoder's layers (built on the meta device: shapes
+    `lib.experiments.timing.decoder_step_macs` from a real decoder's layers (built on the meta
+    device: shapes
     only, no memory)."""
     with torch.device("meta"):
         decoder = Decoder(V, E, H, layers, attention=True)

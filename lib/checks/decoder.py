@@ -19,8 +19,6 @@ import math
 
 import torch
 
-from lib import toy
-from lib.bottleneck import one_thread
 from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
@@ -31,6 +29,8 @@ from lib.checks.harness import (
     run_checks,
 )
 from lib.data import EOS, PAD, SOS, SPECIALS, tokenize
+from lib.experiments import toy
+from lib.experiments.bottleneck import one_thread
 from lib.search import greedy, log_probs
 
 # ---------------------------------------------------------------------------------------------

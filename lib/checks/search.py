@@ -2,8 +2,9 @@
 
 * `check_greedy(fn)`: greedy decoding of one sentence, `fn(model, src, src_lengths, max_len)`
   -> list of token ids (ending with <eos> if the sentence ended), against `lib.search.greedy`
-  on hand-set probability tables (`lib.toy.TableModel`) and on small random networks.
-* `check_greedy_trap(fn)`: `fn() -> table`, a probability table (`lib.toy.TableModel`) on which
+  on hand-set probability tables (`lib.experiments.toy.TableModel`) and on small random networks.
+* `check_greedy_trap(fn)`: `fn() -> table`, a probability table (`lib.experiments.toy.TableModel`)
+on which
   greedy's output is at most half as likely as the best output, and a beam of two finds it.
 * `check_beam_step(fn)`: one step of beam search, `fn(scores, logp, k)` -> (parent, token,
   new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
@@ -26,7 +27,6 @@ import math
 
 import torch
 
-from lib import toy
 from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
@@ -37,6 +37,8 @@ from lib.checks.harness import (
     run_checks,
 )
 from lib.data import EOS, PAD, SOS
+from lib.experiments import toy
+from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.search import (
     beam_search,
     exhaustive_search,
@@ -46,7 +48,6 @@ from lib.search import (
     normalize,
     sequence_log_prob,
 )
-from lib.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.validate import is_number
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +159,8 @@ TRAP_RATIO = 0.5  # greedy's output may be at most this fraction as likely as th
 
 
 def check_greedy_trap(fn) -> CheckResult:
-    """Check `fn() -> table` (a `lib.toy.TableModel` table): greedy decoding's output is at most
+    """Check `fn() -> table` (a `lib.experiments.toy.TableModel` table): greedy decoding's output
+    is at most
     TRAP_RATIO times as likely as the most likely output (exhaustive search, the oracle), and a
     beam of two finds that output. Names the usual misses: a table TableModel refuses, greedy
     already right, greedy not far enough behind, and a best output a beam of two drops."""

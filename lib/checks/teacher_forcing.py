@@ -20,11 +20,11 @@ import math
 
 import torch
 
-from lib import toy
 from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
 from lib.data import EOS, PAD, SOS, SPECIALS, collate, pad
+from lib.experiments import toy
+from lib.experiments.reversal import reversal_examples, reversal_model
 from lib.head import masked_cross_entropy
-from lib.reversal import reversal_examples, reversal_model
 from lib.search import greedy
 from lib.train import batch_loss
 from lib.validate import is_int

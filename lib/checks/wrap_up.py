@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import torch
 
-from lib import toy
 from lib.checks.harness import CheckResult, Mismatch, call, run_checks
 from lib.data import EOS, PAD, detokenize, tokenize
+from lib.experiments import toy
 from lib.search import sequence_log_prob
 
 UNK_TEXT = "<unk>"
@@ -152,7 +152,8 @@ def diagnose_reference(model, src_ids: list[int], output_ids: list[int],
 
 
 def diagnose_tables() -> list[tuple[dict, list[str], list[list[str]], str]]:
-    """Table models (lib.toy.TableModel) and cases, each built so that one mistake changes the
+    """Table models (lib.experiments.toy.TableModel) and cases, each built so that one mistake
+    changes the
     answer: (table, output tokens, [reference tokens], what the case separates)."""
     greedy_loses = toy.greedy_loses_table()  # P(A C) = .2 < P(B C) = .36; P(A D) = .175
     long_ref = {
@@ -222,7 +223,7 @@ def _diagnose_case(fn, table, output: list[str], references: list[list[str]],
 
 def check_diagnose(fn) -> CheckResult:
     """fn(model, src_ids, output_ids, references) -> "search error" | "model error", on table
-    models whose every probability is known (lib.toy.TableModel)."""
+    models whose every probability is known (lib.experiments.toy.TableModel)."""
     return run_checks("diagnose", *[
         lambda t=t, o=o, r=r, what=what: _diagnose_case(fn, t, o, r, what)
         for t, o, r, what in diagnose_tables()])

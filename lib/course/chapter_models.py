@@ -1,6 +1,7 @@
 """A chapter's fine-tuned models, published like the reference model so readers download them.
 
-The attention chapter fine-tunes copies of the reference model (`lib.long_inputs`), which takes
+The attention chapter fine-tunes copies of the reference model (`lib.experiments.long_inputs`),
+which takes
 minutes on a CPU. Each such run is a `Run`: a result cached with `lib.course.memo` and, when
 something loads it, the weights file beside it. `make release` publishes each run as a GitHub
 release (`write_release`): the tag names the run's *published* key, which hashes its settings

@@ -10,7 +10,8 @@ server: ONNX Runtime Web runs two graphs that `torch.onnx` exports from the refe
 on them with the rules of `lib.search`. `vocab.json` holds both vocabularies and the settings the
 JavaScript needs (special ids, length caps, search defaults).
 
-A second model, the attention chapter's fine-tuned attention copy (`lib.long_inputs`, config
+A second model, the attention chapter's fine-tuned attention copy (`lib.experiments.long_inputs`,
+config
 `ATTENTION`), is exported beside it into <key>/attention/ when its weights are cached (the chapter
 trains them; `make playground` runs before the chapters, so a cold build exports it when the site
 build finishes, scripts/playground_site.py). Its graphs differ in two places:
@@ -49,12 +50,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lib import long_inputs, search
+from lib import search
 from lib.attention import Memory
 from lib.course import checkpoint, reference
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK, load_corpus
 from lib.evaluate import evaluate_bleu
-from lib.long_inputs import FinetuneConfig
+from lib.experiments import long_inputs
+from lib.experiments.long_inputs import FinetuneConfig
 from lib.widgets.layers import one_layer
 
 OPSET = 17
@@ -397,7 +399,8 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False,
 
 def attention_key(weights: Path | None = None) -> str | None:
     """The attention model's export key: the name of its weights (the chapter's cached copy,
-    `lib.long_inputs.weights_path(ATTENTION)`, unless given) and the reference export's key;
+    `lib.experiments.long_inputs.weights_path(ATTENTION)`, unless given) and the reference export's
+    key;
     None when those weights are not there."""
     weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
     if not weights.is_file():

@@ -10,7 +10,7 @@ manifest); otherwise in full precision.
 
 The attention chapter's runs (CHAPTER_RUNS) go beside it, one folder per release,
 <out>/<tag>/ (lib.course.chapter_models.write_release): the result and fine-tuned weights as
-the build computed them, byte for byte, which `lib.long_inputs.cached_runs` downloads.
+the build computed them, byte for byte, which `lib.experiments.long_inputs.cached_runs` downloads.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from pathlib import Path
 
 import torch
 
-from lib import __version__, long_inputs
+from lib import __version__
 from lib.course import chapter_models, checkpoint, reference
 from lib.course.download import sha256_of
 from lib.data import load_corpus
 from lib.evaluate import evaluate_bleu
-from lib.long_inputs import FinetuneConfig
+from lib.experiments import long_inputs
+from lib.experiments.long_inputs import FinetuneConfig
 from lib.search import DEFAULT_BEAM
 
 TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam search
@@ -91,14 +92,16 @@ def write_release(out: Path, device: str = "cpu") -> dict:
 def write_runs(out: Path, configs: dict | None = None) -> list[dict]:
     """Write the releases of the attention chapter's runs (`configs`, default CHAPTER_RUNS)
     into `out`, one folder each; return their manifests. Runs that are not cached are
-    downloaded or trained first (`lib.long_inputs.cached_runs`); other keys' folders go."""
+    downloaded or trained first (`lib.experiments.long_inputs.cached_runs`); other keys' folders
+    go."""
     configs = CHAPTER_RUNS if configs is None else configs
     long_inputs.cached_runs(configs)
     manifests = []
     for label, config in configs.items():
         weights = " and its fine-tuned weights" if config.steps else ""
         description = (f"The attention chapter's run {label!r} ({config}): its result{weights}, "
-                       f"which `lib.long_inputs.cached_runs` downloads when it is not cached.")
+                       "which `lib.experiments.long_inputs.cached_runs` downloads when it is "
+                       "not cached.")
         run = long_inputs.cached_run(config)
         manifests.append(chapter_models.write_release(run, Path(out), description))
     tags = {manifest["tag"] for manifest in manifests}

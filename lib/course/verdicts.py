@@ -622,7 +622,8 @@ BLOCK_MARGIN = 0.15
 
 def alignment_kind(entropy: float, peak: float, last: float, block: float, uniform_block: float,
                    current: float, chance_current: float) -> str:
-    """Which reading the measured weights of an attention model support (`lib.alignment`):
+    """Which reading the measured weights of an attention model support
+    (`lib.experiments.alignment`):
 
     'uniform': mean row entropy at least NEAR_UNIFORM of log S; else, when the strongest column
     is the last source token in at least half the rows, 'last' if the strongest column holds at
@@ -1064,7 +1065,7 @@ def _figure(x: float, signed: bool = False, extra: int = 0) -> str:
 def growth_reading(slope: float, low: float, high: float, what: str,
                    unit: str = "µs per source token", level: float = 0.95) -> str:
     """How a time grows with the source length, from a fitted slope and its interval
-    (`lib.timing.slope_interval`): growth only when the whole interval is above zero."""
+    (`lib.experiments.timing.slope_interval`): growth only when the whole interval is above zero."""
     if not low <= slope <= high:
         raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
     interval = f"{100 * level:.0f} % interval"

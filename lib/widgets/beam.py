@@ -54,7 +54,8 @@ def beam_explorer(model, sentence: str = "", beam_size: int = 3, alpha: float | 
     """Run beam search on `sentence` with a trace and draw its tree (alpha None: the default
     of `lib.search`). The winner is what `model.translate([sentence], beam_size, ...)` gives.
 
-    `model` may also be a `lib.toy.TableModel` (no sentence needed): the chapter's hand-set
+    `model` may also be a `lib.experiments.toy.TableModel` (no sentence needed): the chapter's
+    hand-set
     probability tables, e.g. `beam_explorer(TableModel(walkthrough_table()), beam_size=2)`.
     """
     alpha = DEFAULT_ALPHA if alpha is None else alpha

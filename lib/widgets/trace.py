@@ -56,13 +56,14 @@ def _sentence(sentence) -> str:
 
 
 def _prepare(model, sentence) -> tuple[torch.Tensor, torch.Tensor]:
-    """One sentence -> src (1, S), lengths (1,); a toy model (lib.toy) ignores the source."""
+    """One sentence -> src (1, S), lengths (1,); a toy model (lib.experiments.toy) ignores the
+    source."""
     if hasattr(model, "prepare"):
         return model.prepare([_sentence(sentence)])
-    if hasattr(model, "inputs"):  # lib.toy.TableModel: a probability table, no encoder
+    if hasattr(model, "inputs"):  # lib.experiments.toy.TableModel: a probability table, no encoder
         return model.inputs(1)
     raise TypeError(f"{type(model).__name__} has neither prepare() (a Seq2Seq) nor inputs() "
-                    f"(a lib.toy.TableModel)")
+                    f"(a lib.experiments.toy.TableModel)")
 
 
 def _source(model, sentence: str) -> tuple[list[str], list[bool]]:
@@ -220,7 +221,7 @@ def capture_beam(model, sentence: str = "", beam_size: int = 3,
                  alpha: float | None = DEFAULT_ALPHA, max_len: int | None = None) -> BeamCapture:
     """Beam search on one sentence with its trace, and greedy decoding to compare with.
 
-    `model` is a Seq2Seq, or a `lib.toy.TableModel` (then `sentence` is ignored).
+    `model` is a Seq2Seq, or a `lib.experiments.toy.TableModel` (then `sentence` is ignored).
     """
     with evaluating(model):
         src, lengths = _prepare(model, sentence)

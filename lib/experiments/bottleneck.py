@@ -3,16 +3,19 @@
 The fixed-vector decoder of `lib.model.Seq2Seq` sees its source only through the encoder's final
 hidden state, a fixed number of values whatever the source length. To see whether that limits
 the model, give it a task whose only difficulty is the length: write a random sequence of digits
-backwards (`lib.reversal`). Every digit is equally likely at every position, so a sequence of
+backwards (`lib.experiments.reversal`). Every digit is equally likely at every position, so a
+sequence of
 L digits carries L * log2(8) bits, and all of them must pass through the context vector. An
 attention decoder of the same size (`attention=True`) reads every encoder output state instead.
 Both train on every length they are tested on, with the same seed, data and number of steps.
 
     config = BottleneckConfig(attention=True)      # sizes, lengths, training budget, decoder
-    model, history = train_reversal(config)        # lib.reversal's model, lib.train.train
+    model, history = train_reversal(config)        # lib.experiments.reversal's model,
+    lib.train.train
     table = accuracy_by_length(model, config)      # {length: Accuracy(sequence, token, n)}
 
-The model and the data are `lib.reversal`'s and the training loop is `lib.train.train`, so it
+The model and the data are `lib.experiments.reversal`'s and the training loop is `lib.train.train`,
+so it
 is the same model family and the same code as the course's translator, only smaller.
 """
 
@@ -30,15 +33,15 @@ import lib.attention
 import lib.data
 import lib.decoder
 import lib.encoder
+import lib.experiments.reversal
 import lib.head
 import lib.model
-import lib.reversal
 import lib.search
 import lib.train
 from lib.attention import attention_weights
 from lib.course import memo
 from lib.data import EOS, pad
-from lib.reversal import reversal_examples, reversal_model
+from lib.experiments.reversal import reversal_examples, reversal_model
 from lib.search import greedy
 from lib.train import TrainConfig, train
 from lib.validate import is_int
@@ -93,7 +96,8 @@ def one_thread():
 
 
 def train_reversal(config: BottleneckConfig = BottleneckConfig()):
-    """Build `lib.reversal`'s model and train it with `lib.train.train` on the CPU, in one
+    """Build `lib.experiments.reversal`'s model and train it with `lib.train.train` on the CPU, in
+    one
     thread: a model this small gains nothing from more, and on a busy machine several threads
     wait for each other. Returns (model, History); the same config gives the same weights.
     """
@@ -193,7 +197,7 @@ def cached_tests(configs: dict) -> dict:
 
     table is {length: Accuracy}, result the whole JSON result.
     """
-    code = (sys.modules[__name__], lib.reversal, lib.model, lib.encoder, lib.decoder,
+    code = (sys.modules[__name__], lib.experiments.reversal, lib.model, lib.encoder, lib.decoder,
             lib.attention, lib.head, lib.train, lib.search, lib.data)
     keys = {label: asdict(c) for label, c in configs.items()}  # each trains on one thread
     results = memo.cached_all("bottleneck-reversal", keys,

@@ -4,7 +4,8 @@ The reference model trained on Tatoeba's short sentences. Its decoder already re
 at every step (feed_context), and an attention decoder reads [e(y); c_t]: the same shapes. So
 both copies start from the reference model's weights, one with its fixed context c, one with
 additive attention (`lib.attention`, the only new, seeded layer), and both are fine-tuned with
-the same seed, data and number of steps on joined training pairs (`lib.joined`), then scored
+the same seed, data and number of steps on joined training pairs (`lib.experiments.joined`), then
+scored
 by source length on joined held-out groups.
 
     runs = cached_runs({"fixed": FinetuneConfig(), "attention": FinetuneConfig(attention=True)})
@@ -36,8 +37,8 @@ import lib.data
 import lib.decoder
 import lib.encoder
 import lib.evaluate
+import lib.experiments.joined
 import lib.head
-import lib.joined
 import lib.model
 import lib.search
 import lib.train
@@ -45,7 +46,7 @@ from lib import bleu
 from lib.course import chapter_models, checkpoint, memo, reference
 from lib.data import EOS, SOS, encode_pairs, load_corpus, tokenize
 from lib.evaluate import sacrebleu_score, translate_all
-from lib.joined import joined_groups, joined_train_pairs
+from lib.experiments.joined import joined_groups, joined_train_pairs
 from lib.model import Seq2Seq
 from lib.train import train
 from lib.validate import is_int
@@ -123,7 +124,7 @@ def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False)
 
 def _modules():
     return (sys.modules[__name__], lib.attention, lib.data, lib.decoder, lib.encoder,
-            lib.evaluate, lib.head, lib.joined, lib.model, lib.search, lib.train)
+            lib.evaluate, lib.head, lib.experiments.joined, lib.model, lib.search, lib.train)
 
 
 def _key(config: FinetuneConfig) -> dict:

@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import torch
 
-from lib.bottleneck import one_thread
 from lib.data import SOS
+from lib.experiments.bottleneck import one_thread
 
 
 def _sync() -> None:
@@ -106,7 +106,8 @@ def times_by_size(make: dict[str, Callable[[int], Callable[[], object]]], sizes,
 
     `make[name](size)` prepares what is not to be timed (e.g. encoding a source) and returns a
     function of no argument, which is called `number` times per measurement. Runs on one CPU
-    thread (`lib.bottleneck.one_thread`); every repeat measures every candidate at every size, the
+    thread (`lib.experiments.bottleneck.one_thread`); every repeat measures every candidate at
+    every size, the
     sizes in a new order drawn from `seed`. One untimed call per candidate and size warms up.
     """
     if not isinstance(make, dict) or not make:

@@ -10,7 +10,8 @@ row against what uniform weights, a_{t,j} = 1/S, would give:
   weights (1: uniform, 0: all the weight on one column);
 - **last**: whether the strongest column is the last source token, whose state is the summary
   a fixed-vector decoder reads (if the strongest column fell anywhere at random, 1/S of rows);
-- **block**: on a source joined from sentences (`lib.joined`), the weight on the sentence the row
+- **block**: on a source joined from sentences (`lib.experiments.joined`), the weight on the
+sentence the row
   draws on most; uniform weights put the largest sentence's share of the columns there;
 - **current**: on a joined source, whether that sentence is the one being translated, judged by
   the row's place in the output: row t of T sits at source column floor((t + 1/2) S / T), and
@@ -34,7 +35,7 @@ import torch
 from lib import search
 from lib.attention import attention_weights
 from lib.data import EOS, PAD, tokenize
-from lib.joined import joined_groups
+from lib.experiments.joined import joined_groups
 
 # ---------------------------------------------------------------------------------------------
 # One source: measures per row of its weights (T, S)
@@ -268,7 +269,8 @@ def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torc
 
 def group_parts(held_out: list[tuple[str, list[str]]], groups, k_max: int, seed: int = 0
                 ) -> list[list[str]]:
-    """The English sentences each joined group of `lib.joined.joined_groups(held_out, k_max,
+    """The English sentences each joined group of `lib.experiments.joined.joined_groups(held_out,
+    k_max,
     seed)` was made of, in order. Rebuilt by joining the items' positions instead of their text,
     and checked against `groups`' joined English, so a change in how groups are drawn is an
     error here rather than a silent mismatch."""
