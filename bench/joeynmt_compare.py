@@ -29,15 +29,15 @@ Two recipes (`--recipe`; each setting and its source is in `RECIPE_NOTES` and th
 - `matched`: JoeyNMT wired as close to our model as it allows (unidirectional encoder, which
   needs bench/joeynmt_worker.py's patch; Luong attention without input feeding; our peak
   learning rate and warm-up, then inverse-sqrt decay; JoeyNMT's code-default embedding scale,
-  N(0, 0.01)). This was the only recipe before issue #20, whose BENCHMARKS.md row showed it
-  learning far slower per step than ours; it is kept to reproduce that row.
+  N(0, 0.01)). It learns far slower per step than ours; it is kept to reproduce the
+  BENCHMARKS.md row that measured it.
 
-What issue #20 checked (tests/test_bench_joeynmt_export.py, against JoeyNMT itself): the
+What tests/test_bench_joeynmt_export.py checks against JoeyNMT itself: the
 exported vocabularies load into JoeyNMT's Vocabulary with every id kept except <unk>/<pad>,
 which JoeyNMT always puts first (harmless: the files hold text, not ids); JoeyNMT reads our
 sentences token for token; its loss skips padding; the patched encoder's final state equals its
-GRU run on each sentence alone. So the export and the patch were sound, and what differed from
-JoeyNMT's authors were the settings listed above.
+GRU run on each sentence alone. So the export and the patch are sound, and what differs from
+JoeyNMT's authors are the settings listed above.
 """
 
 from __future__ import annotations

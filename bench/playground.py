@@ -1,4 +1,4 @@
-"""Benchmark: the Playground in headless Chromium, both models (issue #26 §5).
+"""Benchmark: the Playground in headless Chromium, both models.
 
 Targets: beam 5 on a 7-word sentence <= 300 ms (median, after one warm-up run) for the
 reference model and for the attention model; each exported model <= 15 MB. Also timed: the

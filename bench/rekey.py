@@ -1,13 +1,13 @@
 """Re-key BENCHMARKS.md once, when the key's formula changes but not what the report measured.
 
-The reference key used to hash the training code's text; it now hashes the settings, the corpus,
-torch and `lib.train.TRAINING_VERSION` (docs/decisions.md). A report measured under the old
-formula describes the same settings and the same training behaviour, yet names a key that no
-longer exists, and tests/test_bench_report.py rightly fails on it. This script replaces the key
+The reference key hashes the settings, the corpus, torch and `lib.train.TRAINING_VERSION`
+(docs/decisions.md). When that formula changes, a report measured under the other formula
+describes the same settings and the same training behaviour, yet names a key that does not
+exist, and tests/test_bench_report.py rightly fails on it. This script replaces the key
 line and says, in the report, what was and was not re-measured; it refuses when the report's
 settings are not the current ones. A full `make bench` replaces the whole report.
 
-    python -m bench.rekey --old 71ebfafbf7db18c7 --why "the key's formula changed (#29)"
+    python -m bench.rekey --old 71ebfafbf7db18c7 --why "the key's formula changed"
 """
 
 from __future__ import annotations

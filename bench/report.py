@@ -28,8 +28,8 @@ TARGETS = {
     "bleu": 1.0,  # sacrebleu seconds / lib.bleu seconds
     "utilisation": 0.30,  # share of the matmul peak
     "cold_minutes": 20.0,
-    "cold_all_models_minutes": 35.0,  # issue #26: cold make book, every model trained here
-    "chapter_minutes": 1.0,  # issue #20: every chapter <= 60 s on a 2-core CPU, model present
+    "cold_all_models_minutes": 35.0,  # cold make book, every model trained here
+    "chapter_minutes": 1.0,  # every chapter <= 60 s on a 2-core CPU, model present
 }
 
 # Where the report names the reference model's cache key (tests/test_bench_report.py reads it).
@@ -354,7 +354,7 @@ def section_book(r: dict) -> list[str]:
     return lines + [""]
 
 
-# The recipe's target (#29 §3): a change in the same budget is taken only if it reaches both.
+# The recipe's target: a change in the same budget is taken only if it reaches both.
 SWEEP_TARGETS = {"greedy": 37.0, "beam5": 40.0}
 
 
@@ -404,7 +404,7 @@ def _section_sweep(r: dict) -> list[str]:
     ]
 
 
-# The attention chapter's models (bench/chapter_models.py, issue #26 §5).
+# The attention chapter's models (bench/chapter_models.py).
 CHAPTER_MODELS_SECTION = "## Attention chapter: models on long inputs"
 LONG_INPUT_TOLERANCE = 1.0  # BLEU: a curve within this of its start "holds" (as the chapter)
 

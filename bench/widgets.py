@@ -1,6 +1,6 @@
 """Benchmark: how fast the live widgets redraw, and how heavy each embedded view is.
 
-Targets (issue #5): a live control change redraws in <= 100 ms (median) on the CPU with a
+Targets: a live control change redraws in <= 100 ms (median) on the CPU with a
 reference-sized model, and a widget's embedded page weighs <= 300 KB.
 
 The model is the cached reference model if there is one (`lib.pretrained(train=False)`), else a
