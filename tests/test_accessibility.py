@@ -335,9 +335,9 @@ def _verdict_colours(state: str, dark: bool) -> tuple[str, str]:
 
 
 def test_checker_verdicts_are_coloured_by_class_with_aa_contrast():
-    """No inline colour (the website used to patch it with !important, and a notebook could
-    not): a class per verdict, and its colours reach 4.5:1 on their own background in the light
-    and the dark theme, and on white (the classic Notebook's output background)."""
+    """No inline colour (a website could override it only with !important, and a notebook
+    not at all): a class per verdict, and its colours reach 4.5:1 on their own background in
+    the light and the dark theme, and on white (the classic Notebook's output background)."""
     for state, result in VERDICTS.items():
         markup = result._repr_html_()
         assert re.search(rf'<pre class="s2s-check s2s-check-{state}">', markup), markup

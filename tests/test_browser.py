@@ -299,8 +299,9 @@ def test_vendored_widget_manager_renders_a_widget(browser, site_dir, tmp_path):
 
 # --- the math check itself, on a page of known problems (the real site is built later) ------
 
-# Two display equations of the chapters as they were when issue 17 was filed, the fixes the
-# issue asks for, and the fixed forms; Sphinx's HTML for them is built by `_sphinx_display`.
+# Two display equations with the faults the math check exists to catch (a \tag inside `split`,
+# and an equation wider than the column), and their fixed forms; Sphinx's HTML for them is built
+# by `_sphinx_display`.
 DECODER_EQ4_BROKEN = r"""
 \begin{aligned}
 s_t^1 &= \operatorname{GRU}\big([\,e(y_{t-1});\, c\,],\; s_{t-1}^1\big),\\
@@ -390,7 +391,7 @@ def _problems_on(browser, tmp_path: Path, sections: list[tuple[str, str]]) -> li
 
 
 def test_math_check_names_the_tag_error_and_the_overflowing_equations(browser, tmp_path):
-    """The check catches what issue 17 found by eye: eq. 4's "\\tag not allowed in split
+    """The check catches what a reader sees: eq. 4's "\\tag not allowed in split
     environment" and the two-regime equation wider than the column, and more of their kind."""
     found = _problems_on(browser, tmp_path, [
         ("One step (eq. 4–5)", _sphinx_display(DECODER_EQ4_BROKEN)),

@@ -1,4 +1,4 @@
-"""The course's figures (issue #18): book/figures/*.svg, drawn by scripts/figures.py.
+"""The course's figures: book/figures/*.svg, drawn by scripts/figures.py.
 
 Unit tests: every SVG is well-formed, self-contained and accessible (<title>, <desc>), equals
 what its source draws today (a stale figure fails), and is placed in a chapter with alt text;

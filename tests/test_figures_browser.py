@@ -1,4 +1,4 @@
-"""The course's figures in the built website, in headless Chromium (issue #18).
+"""The course's figures in the built website, in headless Chromium.
 
 On every page that places a figure (a `{figure}` in its source), in the light and in the dark
 theme (pydata-sphinx-theme's html[data-theme]), every figure's image has loaded (no broken

@@ -151,8 +151,6 @@ def test_chapter_lint_finds_a_problem(tmp_path):
 # and a comment says so: on the import (or its group of imports), on the line just above it,
 # or, for an import tried in `try: ... except ImportError`, on the `try`/`except` lines.
 IMPORT_ROOTS = ("lib", "scripts", "bench")
-# Files other work of issue #29 §2 is moving imports in; drop each one as it is done.
-IMPORTS_PENDING: set[str] = set()
 
 
 def unexplained_imports(source: str) -> list[int]:
@@ -197,8 +195,7 @@ def test_imports_are_at_the_top_or_say_why_not():
     for root in IMPORT_ROOTS:
         for path in sorted((ROOT / root).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
-            if name not in IMPORTS_PENDING:
-                found += [f"{name}:{n}" for n in unexplained_imports(path.read_text("utf-8"))]
+            found += [f"{name}:{n}" for n in unexplained_imports(path.read_text("utf-8"))]
     assert not found, ("imports inside functions with no comment saying why (move them to the "
                        "top of the file, or say what forces them there): " + ", ".join(found))
 

@@ -500,7 +500,7 @@ def test_lib_pretrained_is_a_lazy_function_that_forwards_its_arguments(monkeypat
 
 
 # ---------------------------------------------------------------------------------------------
-# What the download and the cache must not trust (issue 28)
+# What the download and the cache must not trust
 # ---------------------------------------------------------------------------------------------
 
 

@@ -630,7 +630,7 @@ def test_live_beam_redraws_on_every_control(model):
 
 def test_live_hidden_redraws_and_keeps_the_map(model):
     """One set of controls for encoder/decoder and the layer: the view's own buttons (every
-    layer is in the view), not ipywidgets that disagree with them (#28 §6)."""
+    layer is in the view), not ipywidgets that disagree with them."""
     box = live_hidden(model, "I am cold.", map_sentences=SENTENCES)
     live = box.live
     assert list(live.controls) == ["sentence"]

@@ -295,7 +295,7 @@ def test_stepper_and_bleu(browser, widget_site, widget_views):
 
 def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):
     """An 8-step tree (780 SVG units) in a 1000 px output area is whole at first sight: the
-    beam view is not held to the 720 px of the other views (#28 §6). Its scroller takes
+    beam view is not held to the 720 px of the other views. Its scroller takes
     keyboard focus, for the trees wider still."""
     from lib.experiments import toy
 
@@ -328,7 +328,7 @@ def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):
 def test_trajectory_labels_do_not_overlap(browser, tmp_path):
     """Points that land close together (here four states a hair apart) keep their labels
     apart: each label takes a free spot beside its point, or is shown only while its step is
-    the current one (#28 §6)."""
+    the current one."""
     from lib.widgets.hidden import HiddenView
     from lib.widgets.trace import HiddenTrace
 
