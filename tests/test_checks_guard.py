@@ -240,7 +240,7 @@ def test_off_the_main_thread_results_errors_and_changes_still_come_back():
     assert "`x` in place" in out["changed"]
 
 
-# --- a function that fights the time limit (#28 §5) ----------------------------------------
+# --- a function that fights the time limit -----------------------------------------------
 
 
 def swallow_with_bare_except(*args):

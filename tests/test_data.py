@@ -565,7 +565,7 @@ def test_the_cached_corpus_is_the_pipeline_s_output_and_follows_its_key(tmp_path
     assert len(list((tmp_path / "results").glob("corpus-*"))) == 3
 
 
-# --- arguments that Python would quietly accept (issue 28) ------------------------------------
+# --- arguments that Python would quietly accept ----------------------------------------------
 
 
 @pytest.mark.parametrize("limit", [True, False, 1.5, 3.0, "10", 0, -2])
@@ -580,7 +580,7 @@ def test_read_pairs_refuses_a_limit_that_is_not_a_count(tmp_path, limit):
 
 @pytest.mark.parametrize("ids", [[-1], [5, -3], [99], [2.0], [True], torch.tensor([4, -1])])
 def test_decode_refuses_an_id_outside_the_vocabulary(ids):
-    """-1 used to decode to the last token, as Python's indexing reads it."""
+    """-1 is refused, not read as the last token, as Python's indexing would."""
     vocab = Vocab(list(SPECIALS) + ["chat", "chien"])
     with pytest.raises(ValueError, match=r"token id .* is not in this vocabulary: ids are whole "
                                          r"numbers from 0 to 5"):

@@ -205,7 +205,7 @@ def test_cached_all_refuses_a_bad_worker_count(cache, workers):
         memo.cached_all("run", {1: {"a": 1}, 2: {"a": 2}}, _fails, workers=workers)
 
 
-# --- a damaged result file, and workers whose parent is gone (issue 28) -----------------------
+# --- a damaged result file, and workers whose parent is gone ----------------------------------
 
 
 @pytest.mark.parametrize("content", [b"", b'{"loss": [1.5', b"\xff\xfe\x00", b"not json"])
