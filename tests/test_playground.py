@@ -151,41 +151,87 @@ def test_attention_export_refuses_a_model_without_attention(tmp_path):
         playground.export_attention(tmp_path / "out", weights, bleu=False)
 
 
-def test_attention_graphs_match_lib_on_a_tiny_model(tmp_path):
-    """The attention graphs (keys, one step for N hypotheses, its weights) against lib, on a
-    small random attention model: no cached model needed."""
-    import dataclasses
-
+@pytest.mark.parametrize("attends", [False, True], ids=["reference", "attention"])
+def test_graphs_match_lib_on_a_tiny_model(tmp_path, attends):
+    """The one export path, for a small random model of each kind (no cached model needed): the
+    inputs and outputs the page's JavaScript reads, their shapes, and lib's numbers (states,
+    keys, one step for N hypotheses: log P, states and attention weights)."""
     from lib.experiments.toy import tiny_model
-    from lib.model import Seq2Seq
 
-    base = tiny_model()
-    torch.manual_seed(1)
-    model = Seq2Seq(dataclasses.replace(base.config, attention=True), base.src_vocab,
-                    base.tgt_vocab).eval()
-    page = playground.page_model(model)
+    page = playground.page_model(tiny_model(seed=1, attention=attends))
+    assert (page.decoder.attention is not None) == attends
     playground.export_graphs(page, tmp_path)
     playground.int8_initializers(tmp_path / "encoder.onnx")
     playground.int8_initializers(tmp_path / "decoder_step.onnx")
     enc, dec = (_session(tmp_path / f) for f in ("encoder.onnx", "decoder_step.onnx"))
+    names = (["src"], ["states", "keys"] if attends else ["states"])
+    assert ([i.name for i in enc.get_inputs()], [o.name for o in enc.get_outputs()]) == names
+    names = (["prev", "state", "memory", "keys"] if attends else ["prev", "state", "context"],
+             ["logp", "next_state", "weights"] if attends else ["logp", "next_state"])
+    assert ([i.name for i in dec.get_inputs()], [o.name for o in dec.get_outputs()]) == names
     src = torch.tensor([[4, 5, 6, 7, 5]])  # (1, S)
+    N, L, S = 3, page.config.num_layers, src.size(1)
+    H, V = page.config.hidden_size, len(page.tgt_vocab)
     with torch.no_grad():
-        outputs, hidden, memory = page.encode(src, torch.tensor([5]))
-        states, keys = enc.run(None, {"src": src.numpy()})
-        np.testing.assert_allclose(keys, memory.keys[0].numpy(), atol=1e-5)
-        N, L = 3, page.config.num_layers
+        outputs, hidden, source = page.encode(src, torch.tensor([S]))
+        states, *keys = enc.run(None, {"src": src.numpy()})  # (L, S, H) [, (S, A)]
+        assert states.shape == (L, S, H)
+        np.testing.assert_allclose(states[-1], outputs[0].numpy(), atol=STATE_TOL)
+        np.testing.assert_allclose(states[:, -1], hidden[:, 0].numpy(), atol=STATE_TOL)
         prev = torch.tensor([SOS, 4, 6])  # (N,)
-        state = hidden.expand(L, N, -1).contiguous() + 0.1 * torch.randn(L, N, hidden.size(-1))
-        logits, want_state, want_w = page.decoder.step(
-            prev, state, memory.index_select(0, torch.zeros(N, dtype=torch.long)),
-            return_attention=True)
-        logp, got_state, got_w = dec.run(None, {"prev": prev.numpy(), "state": state.numpy(),
-                                                "memory": states[-1], "keys": keys})
-    assert got_w.shape == (N, 5)
-    np.testing.assert_allclose(got_w, want_w.numpy(), atol=WEIGHT_TOL)
-    np.testing.assert_allclose(got_w.sum(1), 1, atol=1e-6)
+        state = hidden.expand(L, N, -1).contiguous() + 0.1 * torch.randn(L, N, H)
+        if attends:
+            (keys,) = keys
+            np.testing.assert_allclose(keys, source.keys[0].numpy(), atol=1e-5)
+            logits, want_state, want_w = page.decoder.step(
+                prev, state, source.index_select(0, torch.zeros(N, dtype=torch.long)),
+                return_attention=True)
+            logp, got_state, got_w = dec.run(None, {"prev": prev.numpy(), "state": state.numpy(),
+                                                    "memory": states[-1], "keys": keys})
+            assert got_w.shape == (N, S)
+            np.testing.assert_allclose(got_w, want_w.numpy(), atol=WEIGHT_TOL)
+            np.testing.assert_allclose(got_w.sum(1), 1, atol=1e-6)
+        else:
+            assert keys == []
+            context = source.expand(N, -1)  # (N, H)
+            logits, want_state = page.decoder.step(prev, state, context)
+            logp, got_state = dec.run(None, {"prev": prev.numpy(), "state": state.numpy(),
+                                             "context": context.numpy()})
+    assert logp.shape == (N, V) and got_state.shape == (L, N, H)
     np.testing.assert_allclose(logp, torch.log_softmax(logits, -1).numpy(), atol=STATE_TOL)
     np.testing.assert_allclose(got_state, want_state.numpy(), atol=STATE_TOL)
+
+
+def test_the_export_key_follows_what_the_files_depend_on(tmp_path, monkeypatch):
+    """A comment in playground.py changes no exported file, so it keeps the key; the model's
+    key, EXPORT_VERSION and the exporter's versions change it, for both models."""
+    import importlib.util
+
+    key = playground.export_key()
+    weights = tmp_path / "copy-0123.pt"
+    weights.write_bytes(b"")
+    attention = playground.attention_key(weights)
+    code = Path(playground.__file__).read_text(encoding="utf-8")
+    edited = tmp_path / "playground_edited.py"
+    edited.write_text(code.replace("\nOPSET = ", "\n# a comment\nOPSET = ", 1), encoding="utf-8")
+    assert edited.read_text(encoding="utf-8") != code
+    spec = importlib.util.spec_from_file_location("playground_edited", edited)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (module.export_key(), module.attention_key(weights)) == (key, attention)
+
+    other = tmp_path / "copy-4567.pt"
+    other.write_bytes(b"")
+    assert playground.attention_key(other) not in (None, attention, key)
+    keys = {key}
+    monkeypatch.setattr(playground.reference, "reference_key", lambda: "another model")
+    keys.add(playground.export_key())
+    monkeypatch.setattr(playground, "EXPORT_VERSION", playground.EXPORT_VERSION + 1)
+    keys.add(playground.export_key())
+    assert playground.attention_key(weights) != attention
+    monkeypatch.setattr(playground.torch, "__version__", "0.0.0")
+    keys.add(playground.export_key())
+    assert len(keys) == 4, keys
 
 
 def test_mini_site_holds_the_page_and_both_models(tmp_path):

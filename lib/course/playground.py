@@ -10,11 +10,12 @@ server: ONNX Runtime Web runs two graphs that `torch.onnx` exports from the refe
 on them with the rules of `lib.search`. `vocab.json` holds both vocabularies and the settings the
 JavaScript needs (special ids, length caps, search defaults).
 
-A second model, the attention chapter's fine-tuned attention copy (`lib.experiments.long_inputs`,
-config
-`ATTENTION`), is exported beside it into <key>/attention/ when its weights are cached (the chapter
-trains them; `make playground` runs before the chapters, so a cold build exports it when the site
-build finishes, scripts/playground_site.py). Its graphs differ in two places:
+A second model, the attention chapter's fine-tuned attention copy
+(`lib.experiments.long_inputs`, config `ATTENTION`), is exported beside it into <key>/attention/
+when its weights are cached (the chapter trains them; `make playground` runs before the
+chapters, so a cold build exports it when the site build finishes, scripts/playground_site.py).
+The same export gives its graphs (EncoderGraph and StepGraph read whether the model attends)
+two more outputs and other source inputs:
 
     encoder.onnx       src (1, S) -> states (L, S, H), keys (S, A): W_h h_j, once per sentence
     decoder_step.onnx  prev (N,), state (L, N, H), memory (S, H), keys (S, A)
@@ -29,9 +30,10 @@ dequantized weights. `page_model(model)` is the same model in PyTorch (the same 
 same way), the oracle the page is tested against; `manifest.json` records its BLEU next to the
 float model's on the test split.
 
-The export is keyed like the reference model: `export_key()` hashes the reference cache key and
-this file's code, and `python -m lib.course.playground --out _build/playground` writes
-_build/playground/<key>/ once (`make playground`).
+The export is keyed like the reference model: `export_key()` hashes the reference cache key,
+EXPORT_VERSION (bumped when the exported files change) and the torch/onnx versions, and
+`python -m lib.course.playground --out _build/playground` writes _build/playground/<key>/ once
+(`make playground`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ FILES = ("encoder.onnx", "decoder_step.onnx", "vocab.json", "manifest.json")
 ATTENTION_DIR = "attention"  # the attention model's export, inside the reference model's
 QUANT_MIN_SIZE = 4096  # float initializers at least this big (the weight matrices) go to int8
 INT8_MAX = 127
+# Bump when the exported files change for the same model: the graphs, their int8 weights,
+# vocab.json's settings or manifest.json's fields. The export key includes it.
+EXPORT_VERSION = 1
 # The attention model: the attention chapter's fine-tuned copy (book/attention.md,
 # ft_configs["attention"]); tests/test_playground.py checks the chapter still uses this config.
 ATTENTION = FinetuneConfig(attention=True)
@@ -129,60 +134,52 @@ def page_model(model: nn.Module) -> nn.Module:
 # The two graphs
 # ---------------------------------------------------------------------------------------------
 
+# The graphs' inputs and outputs, as the page's JavaScript names them, by whether the model
+# attends; AXES gives each name's dynamic axes (S source tokens, N hypotheses).
+ENCODER_IO = {False: (["src"], ["states"]), True: (["src"], ["states", "keys"])}
+STEP_IO = {False: (["prev", "state", "context"], ["logp", "next_state"]),
+           True: (["prev", "state", "memory", "keys"], ["logp", "next_state", "weights"])}
+AXES = {"src": {1: "S"}, "states": {1: "S"}, "keys": {0: "S"}, "memory": {0: "S"},
+        "prev": {0: "N"}, "state": {1: "N"}, "context": {0: "N"}, "logp": {0: "N"},
+        "next_state": {1: "N"}, "weights": {0: "N", 1: "S"}}
 
-class EncoderLayers(nn.Module):
-    """src (1, S) -> states (L, S, H): each layer's outputs, the input of the layer above.
+
+class EncoderGraph(nn.Module):
+    """src (1, S) -> states (L, S, H): each layer's outputs, the input of the layer above; and
+    for an attention model keys (S, A) too: W_h h_j of the top layer's states, which every step
+    of its decoder reads (`AdditiveAttention.memory`), computed once per sentence.
 
     One sentence, no padding: the encoder's unpacked path. The last layer's states are
     `model.encode`'s output states, and states[:, -1] its hidden states (the decoder's s_0).
     """
 
-    def __init__(self, encoder: nn.Module):
+    def __init__(self, model: nn.Module):
         super().__init__()
+        encoder = model.encoder
         self.embedding = encoder.embedding
         self.layers = nn.ModuleList(one_layer(encoder.rnn, i)
                                     for i in range(encoder.rnn.num_layers))
+        self.W_h = model.decoder.attention.W_h if model.decoder.attention is not None \
+            else None
 
-    def forward(self, src: torch.Tensor) -> torch.Tensor:
+    def forward(self, src: torch.Tensor):
         x = self.embedding(src)  # (1, S, E)
         states = []
         for rnn in self.layers:
             x, _ = rnn(x)  # (1, S, H)
             states.append(x[0])
-        return torch.stack(states)  # (L, S, H)
+        states = torch.stack(states)  # (L, S, H)
+        return states if self.W_h is None else (states, self.W_h(states[-1]))  # keys (S, A)
 
 
-class DecoderStep(nn.Module):
-    """One `Decoder.step` and the log-softmax: the log-probabilities every search ranks by."""
+class StepGraph(nn.Module):
+    """One `Decoder.step` for N hypotheses and the log-softmax: the log-probabilities every
+    search ranks by. What the step reads from the source is the decoder's:
 
-    def __init__(self, decoder: nn.Module):
-        super().__init__()
-        self.decoder = decoder
+        no attention  context (N, H)               -> log P (N, V), state (L, N, H)
+        attention     memory (S, H), keys (S, A)   -> log P (N, V), state (L, N, H), weights (N, S)
 
-    def forward(self, prev: torch.Tensor, state: torch.Tensor, context: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        # prev (N,), state (L, N, H), context (N, H) -> log P (N, V), state (L, N, H)
-        logits, state = self.decoder.step(prev, state, context)
-        return F.log_softmax(logits.float(), dim=-1), state
-
-
-class AttentionEncoder(EncoderLayers):
-    """src (1, S) -> states (L, S, H) and keys (S, A): W_h h_j of the top layer's states, which
-    every step of an attention decoder reads (`AdditiveAttention.memory`)."""
-
-    def __init__(self, encoder: nn.Module, attention: nn.Module):
-        super().__init__(encoder)
-        self.W_h = attention.W_h
-
-    def forward(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        states = super().forward(src)  # (L, S, H)
-        return states, self.W_h(states[-1])  # (L, S, H), (S, A)
-
-
-class AttentionStep(nn.Module):
-    """One attention `Decoder.step` for N hypotheses of one sentence, and the log-softmax.
-
-    The N hypotheses share the sentence's memory (S, H) and keys (S, A); one sentence has no
+    With attention the N hypotheses share one sentence's memory and keys; one sentence has no
     padding, so every position is real (the mask is all True).
     """
 
@@ -190,10 +187,11 @@ class AttentionStep(nn.Module):
         super().__init__()
         self.decoder = decoder
 
-    def forward(self, prev: torch.Tensor, state: torch.Tensor, memory: torch.Tensor,
-                keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        # prev (N,), state (L, N, H), memory (S, H), keys (S, A)
-        # -> log P (N, V), state (L, N, H), weights (N, S)
+    def forward(self, prev: torch.Tensor, state: torch.Tensor, *source: torch.Tensor):
+        if self.decoder.attention is None:
+            logits, state = self.decoder.step(prev, state, *source)  # source: (context,)
+            return F.log_softmax(logits.float(), dim=-1), state
+        memory, keys = source  # (S, H), (S, A)
         n = prev.size(0)
         mask = torch.ones_like(prev, dtype=torch.bool).unsqueeze(1) & \
             torch.ones_like(keys[:, 0], dtype=torch.bool).unsqueeze(0)  # (N, S)
@@ -203,53 +201,31 @@ class AttentionStep(nn.Module):
         return F.log_softmax(logits.float(), dim=-1), state, weights
 
 
-def has_attention(model: nn.Module) -> bool:
-    return getattr(model.decoder, "attention", None) is not None
+def _onnx_export(module: nn.Module, args: tuple, path: Path, io: tuple[list, list]) -> None:
+    inputs, outputs = io
+    torch.onnx.export(module, args, path, dynamo=False, opset_version=OPSET,
+                      input_names=inputs, output_names=outputs,
+                      dynamic_axes={name: AXES[name] for name in inputs + outputs})
 
 
 def export_graphs(model: nn.Module, out: Path) -> None:
-    """Write encoder.onnx and decoder_step.onnx (float32) for `model` into `out`."""
+    """Write encoder.onnx and decoder_step.onnx (float32) for `model` into `out`: their inputs
+    and outputs are ENCODER_IO's and STEP_IO's for whether `model` attends."""
     model = model.cpu().eval()
+    attends = model.decoder.attention is not None
     L, H = model.config.num_layers, model.config.hidden_size
+    encoder, step = EncoderGraph(model).eval(), StepGraph(model.decoder).eval()
     src = torch.tensor([[4, 5, 6]])  # (1, S)
-    if has_attention(model):
-        _export_attention_graphs(model, out, src)
-        return
+    prev, state = torch.tensor([SOS, SOS]), torch.zeros(L, 2, H)  # (N,), (L, N, H)
     with torch.no_grad():
-        torch.onnx.export(EncoderLayers(model.encoder).eval(), (src,), out / "encoder.onnx",
-                          dynamo=False, opset_version=OPSET, input_names=["src"],
-                          output_names=["states"],
-                          dynamic_axes={"src": {1: "S"}, "states": {1: "S"}})
-        prev = torch.tensor([SOS, SOS])  # (N,)
-        state, context = torch.zeros(L, 2, H), torch.zeros(2, H)
-        torch.onnx.export(DecoderStep(model.decoder).eval(), (prev, state, context),
-                          out / "decoder_step.onnx", dynamo=False, opset_version=OPSET,
-                          input_names=["prev", "state", "context"],
-                          output_names=["logp", "next_state"],
-                          dynamic_axes={"prev": {0: "N"}, "state": {1: "N"},
-                                        "context": {0: "N"}, "logp": {0: "N"},
-                                        "next_state": {1: "N"}})
-
-
-def _export_attention_graphs(model: nn.Module, out: Path, src: torch.Tensor) -> None:
-    L, H = model.config.num_layers, model.config.hidden_size
-    with torch.no_grad():
-        encoder = AttentionEncoder(model.encoder, model.decoder.attention).eval()
-        torch.onnx.export(encoder, (src,), out / "encoder.onnx", dynamo=False,
-                          opset_version=OPSET, input_names=["src"],
-                          output_names=["states", "keys"],
-                          dynamic_axes={"src": {1: "S"}, "states": {1: "S"}, "keys": {0: "S"}})
-        states, keys = encoder(src)  # (L, S, H), (S, A)
-        prev = torch.tensor([SOS, SOS])  # (N,)
-        state = torch.zeros(L, 2, H)
-        torch.onnx.export(AttentionStep(model.decoder).eval(), (prev, state, states[-1], keys),
-                          out / "decoder_step.onnx", dynamo=False, opset_version=OPSET,
-                          input_names=["prev", "state", "memory", "keys"],
-                          output_names=["logp", "next_state", "weights"],
-                          dynamic_axes={"prev": {0: "N"}, "state": {1: "N"},
-                                        "memory": {0: "S"}, "keys": {0: "S"},
-                                        "logp": {0: "N"}, "next_state": {1: "N"},
-                                        "weights": {0: "N", 1: "S"}})
+        _onnx_export(encoder, (src,), out / "encoder.onnx", ENCODER_IO[attends])
+        if attends:
+            states, keys = encoder(src)  # (L, S, H), (S, A)
+            source = (states[-1], keys)
+        else:
+            source = (torch.zeros(2, H),)  # context (N, H)
+        _onnx_export(step, (prev, state, *source), out / "decoder_step.onnx",
+                     STEP_IO[attends])
 
 
 def int8_initializers(path: Path) -> dict:
@@ -311,7 +287,7 @@ def page_settings(model) -> dict:
         "tgt_itos": model.tgt_vocab.itos,
         "specials": {"pad": PAD, "unk": UNK, "sos": SOS, "eos": EOS, "names": list(SPECIALS)},
         "never_generated": list(search.NEVER_GENERATED),
-        "attention": has_attention(model),
+        "attention": model.decoder.attention is not None,
         "num_layers": model.config.num_layers,
         "hidden_size": model.config.hidden_size,
         "max_src_len": model.config.max_src_len,
@@ -328,15 +304,20 @@ def page_settings(model) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-def export_key() -> str:
-    """The reference model's cache key + this module's code + the exporter's versions."""
+def _key(model_key: str) -> str:
+    """An export's key: what its files depend on, and nothing else (not this file's comments)."""
     import onnx  # the build's dependency (requirements.txt), not the package's
 
     h = hashlib.sha256()
-    h.update(reference.reference_key().encode())
-    h.update(Path(__file__).read_bytes())
-    h.update(f"torch {torch.__version__} onnx {onnx.__version__}".encode())
+    h.update(f"model {model_key} export {EXPORT_VERSION} "
+             f"torch {torch.__version__} onnx {onnx.__version__}".encode())
     return h.hexdigest()[:16]
+
+
+def export_key() -> str:
+    """The reference model's export key: its cache key, EXPORT_VERSION and the exporter's
+    versions."""
+    return _key(reference.reference_key())
 
 
 def is_complete(directory: Path) -> bool:
@@ -399,13 +380,12 @@ def export(out_root: Path, model=None, bleu: bool = True, force: bool = False,
 
 def attention_key(weights: Path | None = None) -> str | None:
     """The attention model's export key: the name of its weights (the chapter's cached copy,
-    `lib.experiments.long_inputs.weights_path(ATTENTION)`, unless given) and the reference export's
-    key;
-    None when those weights are not there."""
+    `lib.experiments.long_inputs.weights_path(ATTENTION)`, unless given; named by its own key),
+    EXPORT_VERSION and the exporter's versions; None when those weights are not there."""
     weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)
     if not weights.is_file():
         return None
-    return hashlib.sha256(f"{weights.name} {export_key()}".encode()).hexdigest()[:16]
+    return _key(f"attention {weights.name}")
 
 
 def attention_export(target: Path) -> Path | None:
@@ -436,7 +416,7 @@ def export_attention(target: Path, weights: Path | None = None, bleu: bool = Tru
             (directory / "manifest.json").read_text(encoding="utf-8")).get("key") == key:
         return directory
     model = checkpoint.load(weights, device="cpu")
-    if not has_attention(model):
+    if model.decoder.attention is None:
         raise ValueError(f"{weights} holds a model without attention: the Playground's "
                          "attention model must have ModelConfig.attention=True")
     tmp = Path(target) / f".{ATTENTION_DIR}.partial"
