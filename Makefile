@@ -1,4 +1,5 @@
-# Two commands do everything on a fresh machine: `make book` and `make test`. Every target:
+# Two commands do everything on a fresh machine: `make book` and `make test` (CI runs `make lint`
+# too). Every target:
 #
 #   make book       create .venv, install everything, get the reference model and the attention
 #                   chapter's copies, export the Playground's, build the website strictly into
@@ -6,11 +7,15 @@
 #   make test       the same setup, Chromium if missing, the website if stale, the release and the
 #                   reader notebooks, then the test suite (which includes tests/test_colab.py,
 #                   `make colab-test` below)
+#   make test-fast  what to run while changing code: the tests that need no website, no browser
+#                   and no trained model (pytest -m "not browser and not slow"), after `make
+#                   setup` alone; a few minutes on 2 cores
 #   make colab-test only the Colab-like test: every chapter in a fresh environment shaped like
 #                   Colab's, after the chapters' own setup cell installed `lib` (the time of each
 #                   step goes to _build/colab-env/timings.json)
 #   make serve      show the built website on http://127.0.0.1:$(PORT)
-#   make lint       ruff on the Python code and the chapters, ESLint on the JavaScript
+#   make lint       ruff on the Python code and the chapters, ESLint on the JavaScript, actionlint
+#                   on the workflows (CI runs it beside `make test`: pytest does not lint)
 #   make bench      run the benchmarks, write BENCHMARKS.md (BENCH_SKIP_COLD=1: no cold build)
 #   make clean      remove build outputs and caches (make distclean: also .venv and node_modules)
 #
@@ -40,6 +45,9 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 SITE := _build/html
 # Touched after every successful strict build: `make test` rebuilds only when an input is newer.
+# The inputs are what the build reads and executes: every chapter imports `lib`, so any file of
+# lib/ may change what a page shows, and all of it is an input. tests/ is not: a change to the
+# tests alone reruns them against the website already built. `make test-fast` needs no website.
 SITE_STAMP := _build/.site-built
 SITE_INPUTS := _config.yml _toc.yml package-lock.json $(STAMP) \
 	$(shell find book lib scripts web -type f -not -path '*/__pycache__/*' \
@@ -49,8 +57,8 @@ PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup book test colab-test serve clean distclean train reference bench lint chromium \
-	playground release notebooks publish-release publish-notebooks chapter-models
+.PHONY: setup book test test-fast colab-test serve clean distclean train reference bench lint \
+	chromium playground release notebooks publish-release publish-notebooks chapter-models
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -142,6 +150,12 @@ $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference playground
 test: setup chromium playground $(SITE_STAMP) release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
 
+# The tests marked neither `browser` nor `slow` (pyproject.toml): no website, no Chromium, no
+# reference model, so nothing but the environment is built first. tests/conftest.py marks a
+# test `slow` when it asks for the built website, and `browser` when it asks for Chromium.
+test-fast: setup
+	$(PY) -m pytest -q -m "not browser and not slow"
+
 # A cold start as in Colab: a new virtual environment under _build/colab-env/ with Colab's torch,
 # numpy, ipywidgets 7.7.1 (not requirements.txt), each reader notebook's setup cell run against a
 # local copy of this repository, the release served on 127.0.0.1, an empty HOME per notebook;
@@ -163,11 +177,13 @@ bench: setup
 	  $(if $(BENCH_TRAIN_MINUTES),--train-minutes $(BENCH_TRAIN_MINUTES))
 
 # ruff reads no MyST Markdown: scripts.toc --lint hands it the chapters' code as notebooks.
-# ESLint (package.json, eslint.config.mjs) checks the widgets' JavaScript (lib/widgets/static/).
+# ESLint (package.json, eslint.config.mjs) checks the widgets' JavaScript (lib/widgets/static/),
+# actionlint (requirements.txt) the GitHub workflows.
 lint: setup
 	$(VENV)/bin/ruff check lib tests bench scripts
 	$(PY) -m scripts.toc --lint
 	node_modules/.bin/eslint .
+	$(VENV)/bin/actionlint -no-color -oneline .github/workflows/*.yml
 
 serve: $(SITE_STAMP)
 	@echo "Serving $(SITE) on http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"

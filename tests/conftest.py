@@ -3,16 +3,21 @@
 The site tooling is the `scripts` package: tests import it (`from scripts import toc`), with the
 repository root on the path (pyproject.toml's `pythonpath`).
 
-Markers (declared in pyproject.toml): `browser` drives headless Chromium against the built site,
-`slow` needs the trained model or a built site. Unit tests alone: `pytest -m "not browser"`.
+Markers (declared in pyproject.toml): `browser` drives headless Chromium, `slow` needs the trained
+model or a built site. A test that asks for the `browser` fixture is marked `browser`, one that
+asks for the built site (`site_dir`, and the fixtures made from it) `slow`, here at collection;
+a test that needs the trained model says so itself. The rest: `make test-fast`
+(`pytest -m "not browser and not slow"`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import shutil
+import ssl
 import threading
 import urllib.parse
 from pathlib import Path
@@ -31,6 +36,16 @@ from lib.widgets import (
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test by what its fixtures need: Chromium (`browser`), the built site (`slow`)."""
+    for item in items:
+        needs = set(getattr(item, "fixturenames", ()))
+        if "browser" in needs:
+            item.add_marker(pytest.mark.browser)
+        if "site_dir" in needs:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +83,64 @@ def site_dir() -> Path:
     return SITE
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves its directory without logging, and appends each path asked for to
+    `server.requests`. A client that hangs up, as some tests make it, is no error. A test's
+    subclass answers some paths its own way by overriding `answer`."""
+
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        self.server.requests.append(self.path)
+        self.answer()
+
+    def answer(self):
+        """The file asked for, from the served directory."""
+        super().do_GET()
+
     def log_message(self, format, *args):  # noqa: A002 - signature of the base class
         pass
 
 
-def serve_directory(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """Serve `directory` on 127.0.0.1 at a free port from a daemon thread; returns (server, url)."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+def serve_directory(directory: Path, handler: type = QuietHandler,
+                    context: ssl.SSLContext | None = None
+                    ) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve `directory` on 127.0.0.1 at a free port from a daemon thread (over TLS with
+    `context`); returns (server, url ending in /). `server.requests` lists the paths asked for;
+    `server.release`, an event, is set when the server stops (a handler that holds a connection
+    open waits on it). Stop it with `stop_serving`."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    server.requests = []
+    server.release = threading.Event()
+    # a short poll interval: shutdown() returns within 50 ms instead of half a second
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    host, port = server.server_address[:2]
+    return server, f"{'https' if context else 'http'}://{host}:{port}/"
+
+
+def stop_serving(server: http.server.ThreadingHTTPServer) -> None:
+    server.release.set()
+    server.shutdown()
+    server.server_close()
+
+
+@contextlib.contextmanager
+def serving(directory: Path, handler: type = QuietHandler,
+            context: ssl.SSLContext | None = None):
+    """`serve_directory` for a with-block: yields (server, url ending in /), then stops it."""
+    server, url = serve_directory(directory, handler, context)
+    try:
+        yield server, url
+    finally:
+        stop_serving(server)
 
 
 @pytest.fixture(scope="session")
@@ -106,19 +168,15 @@ def widget_site(widget_views, tmp_path_factory):
     folder = tmp_path_factory.mktemp("widgets")
     for name, view in widget_views.items():
         view.save_html(folder / f"{name}.html")
-    server, url = serve_directory(folder)
-    yield url
-    server.shutdown()
-    server.server_close()
+    with serving(folder) as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="session")
 def site_url(site_dir):
     """Base URL (ending in /) of the built site, served on 127.0.0.1 for this test session."""
-    server, url = serve_directory(site_dir)
-    yield url
-    server.shutdown()
-    server.server_close()
+    with serving(site_dir) as (_, url):
+        yield url
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ internet."""
 
 import contextlib
 import hashlib
-import http.server
 import io
 import math
 import os
@@ -20,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import QuietHandler, serving
 
 from lib.course import download as dl
 
@@ -27,7 +27,7 @@ GOOD = b"hello\tbonjour\n" * 5000  # 70 kB: several reads, so progress and hashi
 GOOD_SHA = hashlib.sha256(GOOD).hexdigest()
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class _Handler(QuietHandler):
     """Serves the server's directory, counts requests, and has misbehaving routes.
 
     ``/chunked/<name>`` and ``/close/<name>`` send a served file with no Content-Length (chunked
@@ -36,14 +36,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     ``/endless`` streams 64 kB every millisecond with no Content-Length.
     """
 
-    def handle(self):
-        try:
-            super().handle()
-        except (BrokenPipeError, ConnectionResetError):  # the client hung up, as tests make it
-            pass
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        self.server.requests.append(self.path)
+    def answer(self):
         path, _, query = self.path.partition("?")
         if path.startswith(("/chunked/", "/close/")):
             return self._send_without_length(path, urllib.parse.parse_qs(query))
@@ -77,7 +70,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.wfile.flush()
             self.server.release.wait(10)
             return
-        super().do_GET()
+        super().answer()
 
     def _drip(self, send_one, every=0.05):
         """A byte every 50 ms for 30 s at most: a broken deadline fails a test, not hangs it."""
@@ -110,32 +103,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(data)
         self.close_connection = True
 
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
 
 @contextlib.contextmanager
 def _serving(root: Path, context: ssl.SSLContext | None = None):
     """Serve ``root`` on 127.0.0.1 (over TLS with ``context``): yields (base URL, server)."""
-
-    def handler(*args, **kwargs):
-        return _Handler(*args, directory=str(root), **kwargs)
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    if context is not None:
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    httpd.daemon_threads = True
-    httpd.requests = []
-    httpd.release = threading.Event()
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    host, port = httpd.server_address[:2]
-    try:
-        yield f"{'https' if context else 'http'}://{host}:{port}", httpd
-    finally:
-        httpd.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(root, _Handler, context) as (httpd, url):
+        yield url.rstrip("/"), httpd
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""Repository hygiene: clean notebooks, a table of contents that matches book/, lint, the Colab
-setup cell in sync with `_config.yml`, and the site tooling in scripts/ (fast; no site needed).
+"""Repository hygiene: clean notebooks, a table of contents that matches book/, the chapters' lint
+tool, the Colab setup cell in sync with `_config.yml`, and the site tooling in scripts/ (fast; no
+site needed). Whether the code and the chapters pass ruff is `make lint`'s to say.
 """
 
 from __future__ import annotations
@@ -118,21 +119,7 @@ def test_each_page_has_one_source():
         assert sum(s.exists() for s in sources) == 1, f"{entry}: both .md and .ipynb exist"
 
 
-# --- lint -----------------------------------------------------------------------------------
-
-
-def test_ruff():
-    targets = [d for d in ("lib", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
-    result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", *targets], capture_output=True, text=True, cwd=ROOT
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_ruff_on_the_chapters():
-    """ruff does not read MyST Markdown: scripts/toc.py hands it each chapter as a notebook."""
-    status, report = toc.lint()
-    assert status == 0, report
+# --- lint (`make lint` runs it on the code and the chapters) -----------------------------------
 
 
 def test_chapter_lint_finds_a_problem(tmp_path):
@@ -282,30 +269,6 @@ def test_readme_links_match_config():
     pattern = colab_setup.colab_url("CHAPTER").replace("CHAPTER", "<chapter>")
     wrong = [link for link in links if link not in allowed and link != pattern]
     assert not wrong, f"README Colab links must be {pattern} for a chapter; found {wrong}"
-
-
-def makefile_targets_undescribed(makefile: str) -> list[str]:
-    """The .PHONY targets that the Makefile's opening comment does not describe (`make X`)."""
-    lines = makefile.splitlines()
-    top = "\n".join(lines[:next(i for i, line in enumerate(lines) if not line.startswith("#"))])
-    phony = re.search(r"^\.PHONY:((?:.*\\\n)*.*)", makefile, re.M)
-    targets = phony.group(1).replace("\\\n", " ").split() if phony else []
-    return [t for t in targets if not re.search(rf"\bmake {re.escape(t)}(?![\w-])", top)]
-
-
-def test_every_make_target_is_described_at_the_top_of_the_makefile():
-    """The README sends maintainers to the top of the Makefile for every target."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "described at the top of the `Makefile`" in readme
-    missing = makefile_targets_undescribed((ROOT / "Makefile").read_text(encoding="utf-8"))
-    assert not missing, f"Makefile targets not described in its opening comment: {missing}"
-
-
-def test_makefile_rule_finds_an_undescribed_target():
-    makefile = ("# Every target:\n#   make book   build it\n#   make test-all  not `test`\n"
-                "SHELL := /bin/bash\n# make test (too late: not the opening comment)\n"
-                ".PHONY: book test \\\n\tclean\n")
-    assert makefile_targets_undescribed(makefile) == ["test", "clean"]
 
 
 def test_site_loads_no_script_from_a_cdn():

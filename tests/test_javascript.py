@@ -1,5 +1,6 @@
-"""The course's own JavaScript: ESLint passes (eslint.config.mjs), and catches what it should;
-every view's script and style files exist and define the view its Python class names.
+"""The course's own JavaScript: ESLint's configuration (eslint.config.mjs) catches what it should
+(`make lint` runs ESLint on the code); every view's script and style files exist and define the
+view its Python class names.
 
 ESLint comes from package.json (devDependencies, `npm ci`). Without Node.js the test is skipped
 on a reader's machine, but fails in continuous integration (CI set), where it must run.
@@ -37,11 +38,6 @@ def eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
         pytest.fail("ESLint is not installed: run `npm ci` (make setup) to install package.json")
     return subprocess.run([str(ESLINT), "--no-warn-ignored", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=300)
-
-
-def test_eslint_passes():
-    result = eslint(".")
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("code, rule", [

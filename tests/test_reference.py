@@ -3,7 +3,6 @@ without side effects. The reference model is never trained here: tiny configs ar
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
 import inspect
 import json
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import QuietHandler, serving
 
 import lib
 from lib import data
@@ -171,18 +171,11 @@ def test_nothing_cached_and_training_disabled(isolated, monkeypatch):
         lib.pretrained(train=False)
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
+class _Handler(QuietHandler):
     """Serves a release folder. Beside a file, `<file>.slow` (holding seconds) delays its
     answer, and `<file>.endless` makes it a body that never ends."""
 
-    def handle(self):
-        try:
-            super().handle()
-        except (BrokenPipeError, ConnectionResetError):  # the client hung up, as tests make it
-            pass
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        self.server.requests.append(self.path)
+    def answer(self):
         served = Path(self.directory) / self.path.lstrip("/")
         slow = served.with_name(served.name + ".slow")
         if slow.is_file():
@@ -194,10 +187,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             while time.monotonic() < stop:
                 self.wfile.write(b" " * 65536)
             return
-        super().do_GET()
-
-    def log_message(self, *args):
-        pass
+        super().answer()
 
 
 def _publish(root: Path, model, for_key: str, **manifest_changes) -> dict:
@@ -225,19 +215,9 @@ def served(tmp_path, monkeypatch):
     root = tmp_path / "served"
     model = _small_model(["hello", "."], ["bonjour", "."])
     _publish(root, model, reference.reference_key())
-
-    def handler(*args, **kwargs):
-        return _Handler(*args, directory=str(root), **kwargs)
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    httpd.requests = []
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    host, port = httpd.server_address[:2]
-    monkeypatch.setenv(links.RELEASE_ENV, f"http://{host}:{port}")
-    yield model, root, httpd.requests
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(root, _Handler) as (httpd, url):
+        monkeypatch.setenv(links.RELEASE_ENV, url.rstrip("/"))
+        yield model, root, httpd.requests
 
 
 def _release_requests(key: str) -> list[str]:
