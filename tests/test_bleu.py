@@ -524,6 +524,7 @@ def test_max_order_not_an_int():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the trained reference model
 def test_equals_sacrebleu_on_the_reference_models_test_outputs():
     """Greedy and beam translations of the 2,000 held-out sentences, all their references.
 
