@@ -78,21 +78,29 @@ def set_scheme(page, scheme: str) -> None:
     page.wait_for_timeout(100)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+SCHEMES = ("light", "dark")
+
+
 @pytest.mark.parametrize("page_file", PAGES)
-def test_axe_finds_nothing_serious(browser, site_dir, site_url, axe_source, page_file, scheme):
+def test_axe_finds_nothing_serious(browser, site_dir, site_url, axe_source, page_file):
+    """In the light and in the dark theme, one after the other on one load of the page (the
+    scheme is set after the page has settled either way; axe-core only reads the page)."""
     page, context, _ = open_page(browser, site_url + f"{page_file}.html")
+    problems = {}
     try:
         settle(page)
-        set_scheme(page, scheme)
-        problems = axe_problems(page, axe_source)
+        for scheme in SCHEMES:
+            set_scheme(page, scheme)
+            problems[scheme] = axe_problems(page, axe_source)
     finally:
         context.close()
-    print(f"axe-core, {page_file} ({scheme}): {len(problems)} serious or critical")
-    for line in problems:
-        print("  " + line)
-    assert not problems, (f"{page_file} ({scheme}): {len(problems)} serious or critical axe-core "
-                          "violations:\n  " + "\n  ".join(problems))
+    for scheme, found in problems.items():
+        print(f"axe-core, {page_file} ({scheme}): {len(found)} serious or critical")
+        for line in found:
+            print("  " + line)
+    assert not any(problems.values()), "\n".join(
+        f"{page_file} ({scheme}): {len(found)} serious or critical axe-core violations:\n  "
+        + "\n  ".join(found) for scheme, found in problems.items() if found)
 
 
 # What makes a page wider than the viewport: the elements whose removal narrows the page, the
@@ -179,18 +187,22 @@ def focused(page) -> str:
 
 
 @pytest.mark.parametrize("name", ["stepper", "beam", "hidden"])
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_on_each_widget(browser, widget_site, axe_source, name, scheme):
+def test_axe_on_each_widget(browser, widget_site, axe_source, name):
+    """Light, then dark, on one load of the view."""
     page, context, problems = open_view(browser, widget_site + f"{name}.html")
+    found = {}
     try:
-        set_scheme(page, scheme)
-        if scheme == "dark":  # the views follow the site's and JupyterLab's dark themes
-            page.evaluate("() => document.body.setAttribute('data-jp-theme-light', 'false')")
-        found = axe_problems(page, axe_source)
+        for scheme in SCHEMES:
+            set_scheme(page, scheme)
+            if scheme == "dark":  # the views follow the site's and JupyterLab's dark themes
+                page.evaluate("() => document.body.setAttribute('data-jp-theme-light', 'false')")
+            found[scheme] = axe_problems(page, axe_source)
     finally:
         context.close()
-    print(f"axe-core, {name} view ({scheme}): {len(found)} serious or critical")
-    assert not found, "\n  ".join(found)
+    for scheme, lines in found.items():
+        print(f"axe-core, {name} view ({scheme}): {len(lines)} serious or critical")
+    assert not any(found.values()), "\n  ".join(
+        f"({scheme}) {line}" for scheme, lines in found.items() for line in lines)
     assert not problems["console"], problems["console"]
 
 
