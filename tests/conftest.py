@@ -144,6 +144,16 @@ def serving(directory: Path, handler: type = QuietHandler,
 
 
 @pytest.fixture(scope="session")
+def reader_texts(site_dir):
+    """(the built website as scripts.reader reads it, {page: its reader notebook's text}): the
+    reader notebooks are rendered once for every test that reads them."""
+    from scripts import reader  # the website's tooling: only for the tests of the built site
+
+    site = reader.load_site(site_dir.parent)
+    return site, reader.render_all(site)
+
+
+@pytest.fixture(scope="session")
 def widget_views() -> dict:
     """The static views of test_widgets' tiny model, {name: view}: what the widget browser
     tests and the accessibility tests check (hidden, map, beam, stepper, bleu)."""

@@ -236,8 +236,8 @@ def test_load_figures_reads_where_sphinx_put_each_image(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def built_site(site_dir):
-    return rn.load_site(site_dir.parent)
+def built_site(reader_texts):
+    return reader_texts[0]
 
 
 def test_each_figure_is_on_its_page_as_committed(built_site, site_dir):
@@ -250,8 +250,8 @@ def test_each_figure_is_on_its_page_as_committed(built_site, site_dir):
             assert copy.read_bytes() == (ROOT / "book" / fig["src"]).read_bytes(), copy
 
 
-def test_reader_notebooks_embed_each_figure_with_alt_text(built_site, site_dir):
-    texts = rn.render_all(built_site)
+def test_reader_notebooks_embed_each_figure_with_alt_text(built_site, reader_texts, site_dir):
+    texts = reader_texts[1]
     for chapter, entries in chapter_figures().items():
         page = f"book/{Path(chapter).stem}"
         if page not in texts:

@@ -427,10 +427,9 @@ _EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise(?:-start)?\}", re.M)
 
 
 @pytest.fixture(scope="session")
-def built(site_dir):
+def built(reader_texts):
     """{page: (the chapter as built, its reader notebook)} for every chapter of the website."""
-    site = rn.load_site(site_dir.parent)
-    texts = rn.render_all(site)
+    site, texts = reader_texts
     return site, {page: (rn.executed_chapter(site, page), nbformat.reads(text, as_version=4))
                   for page, text in texts.items()}
 
