@@ -8,6 +8,7 @@ import torch
 from conftest import assert_rejects, skeleton
 
 from lib.checks import decoder as checks
+from lib.checks.models import shared_vocab_model
 from lib.data import EOS, SOS
 from lib.search import log_probs
 
@@ -28,7 +29,7 @@ def test_start_state_accepts_the_reference():
 
 
 def test_start_state_accepts_the_reference_on_the_course_model_interface():
-    model = checks.tiny_model(9)  # prepare() needs words of its vocabulary: w0 w1 ...
+    model = shared_vocab_model(9)  # prepare() needs words of its vocabulary: w0 w1 ...
     src, lengths = model.prepare(["w0 w1 w2", "w3"])
     assert checks._start_case(start_state, model, src, lengths, "x")
 
@@ -82,14 +83,14 @@ def test_decode_mixed_accepts_the_reference():
 def test_decode_mixed_differs_from_plain_greedy_on_the_fed_model():
     """The cases can tell the mistakes apart: on the model that feeds the context, decoding
     with another sentence's context changes the output, and the mistakes give other outputs."""
-    fed = checks.tiny_model(8)
+    fed = shared_vocab_model(8)
     a, b = [7, 8, 5, 5], [9, 6, 4]
     for x, y in ((a, b), (b, a)):
         outputs = {tuple(checks.reference_loop(fed, *ids, 10, mistake=mistake)[0])
                    for ids, mistake in (((x, y), ""), ((x, x), ""), ((y, y), ""), ((y, x), ""),
                                         ((x, y), "first layer"))}
         assert len(outputs) == 5
-    unfed = checks.tiny_model(8, feed_context=False)  # there the fed context changes nothing
+    unfed = shared_vocab_model(8, feed_context=False)  # there the fed context changes nothing
     assert checks.reference_loop(unfed, a, b, 10)[0] == checks.reference_loop(unfed, a, a, 10)[0]
 
 
@@ -143,7 +144,7 @@ def test_greedy_unsure_with_min_prob_zero_is_lib_greedy():
     its probabilities are those of lib.search.sequence_log_prob's tokens."""
     from lib.search import greedy, sequence_log_prob
 
-    model = checks.tiny_model(5)
+    model = shared_vocab_model(5)
     src = torch.tensor([[4, 7, 9, 5]])
     ids, probs = checks.reference_loop(model, [4, 7, 9, 5], [4, 7, 9, 5], 10)
     expected = [t for t in greedy(model, src, torch.tensor([4]), max_len=10)[0].tolist() if t]
@@ -153,7 +154,7 @@ def test_greedy_unsure_with_min_prob_zero_is_lib_greedy():
 
 
 def test_the_mid_sentence_threshold_stops_after_two_tokens_or_more():
-    model = checks.tiny_model(5)
+    model = shared_vocab_model(5)
     src = [9, 9, 4]
     min_prob = checks.unsure_threshold(model, src, 10)
     assert min_prob is not None
@@ -275,135 +276,6 @@ def test_inputs_changed_in_place_are_named():
     assert_rejects(checks.check_decode_mixed(pops_other), "`other_ids` in place")
 
 
-# --- check_bridge -------------------------------------------------------------------------------
-
-
-class BridgeOk(torch.nn.Module):
-    """Every decoder layer reads every encoder layer's final state, through a tanh."""
-
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__()
-        self.dec_layers, self.dec_hidden = dec_layers, dec_hidden
-        self.proj = torch.nn.Linear(enc_layers * enc_hidden, dec_layers * dec_hidden)
-
-    def forward(self, hidden):
-        L, B, H = hidden.shape
-        flat = hidden.transpose(0, 1).reshape(B, L * H)  # (B, L * H), one row per sentence
-        out = torch.tanh(self.proj(flat)).view(B, self.dec_layers, self.dec_hidden)
-        return out.transpose(0, 1).contiguous()  # (L_dec, B, H_dec)
-
-
-class BridgePerLayer(torch.nn.Module):
-    """Another good design: one map per decoder layer, from the mean of the encoder layers and
-    the top layer side by side."""
-
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__()
-        self.maps = torch.nn.ModuleList(torch.nn.Linear(2 * enc_hidden, dec_hidden)
-                                        for _ in range(dec_layers))
-
-    def forward(self, hidden):
-        both = torch.cat([hidden.mean(0), hidden[-1]], dim=-1)  # (B, 2H)
-        return torch.stack([torch.tanh(m(both)) for m in self.maps])
-
-
-class BridgeMixed(BridgeOk):
-    def forward(self, hidden):
-        L, B, H = hidden.shape
-        out = torch.tanh(self.proj(hidden.reshape(B, L * H)))  # layers and batch mixed
-        return out.view(self.dec_layers, B, self.dec_hidden)
-
-
-class BridgeTopOnly(torch.nn.Module):
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__()
-        self.dec_layers = dec_layers
-        self.proj = torch.nn.Linear(enc_hidden, dec_hidden)
-
-    def forward(self, hidden):
-        return torch.tanh(self.proj(hidden[-1])).expand(self.dec_layers, -1, -1)
-
-
-class BridgeLinear(BridgeOk):
-    def forward(self, hidden):
-        L, B, H = hidden.shape
-        out = self.proj(hidden.transpose(0, 1).reshape(B, L * H))  # no tanh
-        return out.view(B, self.dec_layers, self.dec_hidden).transpose(0, 1)
-
-
-class BridgeBatchFirst(BridgeOk):
-    def forward(self, hidden):
-        return super().forward(hidden).transpose(0, 1)  # (B, L_dec, H_dec)
-
-
-class BridgeFrozen(BridgeOk):
-    def forward(self, hidden):
-        with torch.no_grad():
-            return super().forward(hidden)
-
-
-class BridgeLayerToLayer(torch.nn.Module):
-    """Decoder layer j reads encoder layer min(j, L_enc - 1) only."""
-
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__()
-        self.enc_layers = enc_layers
-        self.maps = torch.nn.ModuleList(torch.nn.Linear(enc_hidden, dec_hidden)
-                                        for _ in range(dec_layers))
-
-    def forward(self, hidden):
-        return torch.stack([torch.tanh(m(hidden[min(j, self.enc_layers - 1)]))
-                            for j, m in enumerate(self.maps)])
-
-
-class BridgeCopied(torch.nn.Module):
-    """One map of all the encoder layers, copied to every decoder layer."""
-
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__()
-        self.dec_layers = dec_layers
-        self.proj = torch.nn.Linear(enc_layers * enc_hidden, dec_hidden)
-
-    def forward(self, hidden):
-        L, B, H = hidden.shape
-        out = torch.tanh(self.proj(hidden.transpose(0, 1).reshape(B, L * H)))  # (B, H_dec)
-        return out.unsqueeze(0).expand(self.dec_layers, -1, -1)
-
-
-class BridgeNarrow(BridgeOk):
-    """Squeezes all the encoder's states through two numbers before the decoder's layers."""
-
-    def __init__(self, enc_layers, enc_hidden, dec_layers, dec_hidden):
-        super().__init__(enc_layers, enc_hidden, dec_layers, dec_hidden)
-        self.proj = torch.nn.Sequential(
-            torch.nn.Linear(enc_layers * enc_hidden, 2),
-            torch.nn.Linear(2, dec_layers * dec_hidden))
-
-
-def test_bridge_accepts_two_different_good_designs():
-    assert checks.check_bridge(BridgeOk).ok
-    assert checks.check_bridge(BridgePerLayer).ok
-
-
-@pytest.mark.parametrize("wrong, words", [
-    (BridgeMixed, "the sentences got mixed"),
-    (BridgeTopOnly, "reads only hidden[-1]"),
-    (BridgeLinear, "end the bridge with a tanh"),
-    (BridgeBatchFirst, "layers first, (L_dec, B, H_dec)"),
-    (BridgeFrozen, "no gradient reaches the bridge's weights"),
-    (BridgeLayerToLayer, "decoder layer 2 does not read encoder layer 1"),
-    (BridgeCopied, "start from the same state"),
-    (BridgeNarrow, "trained to copy a reference bridge"),
-    (lambda *sizes: "a bridge", "should return an nn.Module"),
-])
-def test_bridge_names_the_typical_mistakes(wrong, words):
-    assert_rejects(checks.check_bridge(wrong), words)
-
-
-def test_bridge_stub_is_not_done():
-    assert not checks.check_bridge(skeleton).done
-
-
 # --- state_drift --------------------------------------------------------------------------------
 
 
@@ -425,7 +297,7 @@ def _drift(model, src_ids, max_len, before=False, layer=-1, cosine=True, extra=F
 
 
 def test_state_drift_by_hand_and_reference():
-    model = checks.tiny_model(3)
+    model = shared_vocab_model(3)
     values = checks.drift_reference(model, [4, 7, 9, 5], 10)
     assert values == pytest.approx(_drift(model, [4, 7, 9, 5], 10), abs=1e-6)
     assert all(-1 <= v <= 1 for v in values)

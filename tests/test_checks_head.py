@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from conftest import skeleton
 
 from lib.checks import head as checks
-from lib.checks.decoder import tiny_model
+from lib.checks.models import shared_vocab_model
 from lib.data import EOS, PAD, SOS
 from lib.head import shortlist_ids
 
@@ -152,7 +152,7 @@ def test_sequence_log_prob_accepts_the_reference():
 
 
 def test_sequence_log_prob_accepts_the_reference_on_a_model_with_prepare():
-    model = tiny_model(8)  # its vocabulary: w0 w1 ...; prepare() and greedy() work on it
+    model = shared_vocab_model(8)  # its vocabulary: w0 w1 ...; prepare() and greedy() work on it
     src, n = model.prepare(["w0 w1 w2", "w3"])
     from lib.search import greedy
     tgt = greedy(model, src, n, max_len=6)

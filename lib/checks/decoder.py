@@ -5,20 +5,23 @@
     check_greedy_unsure(greedy_unsure)    the loop, with probabilities and a min_prob stop
     check_greedy_decode(greedy_decode)    the plain autoregressive loop, against lib.search.greedy
     check_state_drift(state_drift)        cos(s_t^L, c) at every greedy step
+    check_bridge(make_bridge)             a trainable map from the encoder's final states to
+                                          the decoder's initial states, for any two depths
 
-Each checker runs the learner's function on small seeded models (`tiny_model`) and, when one is
-given, on the course's trained model; when the answer is wrong in a common way (the output
-states instead of the hidden states, <sos> fed at every step, no stop at <eos>...), it computes
-that mistake too and names it.
+Each checker runs the learner's function on small seeded models
+(`lib.checks.models.shared_vocab_model`) and, when one is given, on the course's trained model;
+when the answer is wrong in a common way (the output states instead of the hidden states, <sos>
+fed at every step, no stop at <eos>...), it computes that mistake too and names it. The bridge's
+checker lives in `lib.checks.bridge` and is imported here with the chapter's others.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
 
+from lib.checks.bridge import check_bridge as check_bridge  # the chapter imports it from here
 from lib.checks.harness import (
     DECODING_HINT,
     CheckResult,
@@ -28,20 +31,9 @@ from lib.checks.harness import (
     expect_shape,
     run_checks,
 )
+from lib.checks.models import shared_vocab_model
 from lib.data import EOS, PAD, SOS, SPECIALS, tokenize
-from lib.experiments import toy
-from lib.experiments.bottleneck import one_thread
 from lib.search import greedy, log_probs
-
-# ---------------------------------------------------------------------------------------------
-# Small seeded models the checkers (and their tests) run on
-# ---------------------------------------------------------------------------------------------
-
-
-# tiny_model(seed): a small random Seq2Seq (eval mode), weights x2 so outputs depend on inputs,
-# over one made-up vocabulary `w0 w1 …` (12 tokens with the specials) for both sides.
-tiny_model = functools.partial(toy.tiny_model, shared_words=12 - len(SPECIALS), hidden=16,
-                               layers=2, max_src_len=20, max_tgt_len=12, scale=2.0)
 
 
 def _batch(model, lengths: list[int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -111,8 +103,8 @@ def _start_case(fn, model, src, lengths, label: str) -> str:
 
 def check_start_state(fn, model=None) -> CheckResult:
     """fn(model, src (B, S), src_lengths (B,)) -> (state (L, B, H), context (B, H), first (B,))."""
-    tiny = tiny_model(1)
-    tiny3 = tiny_model(2, layers=3, hidden=10)
+    tiny = shared_vocab_model(1)
+    tiny3 = shared_vocab_model(2, layers=3, hidden=10)
     checks = [
         lambda: _start_case(fn, tiny, *_batch(tiny, [5, 2, 4], 0),
                             "3 sentences of lengths 5, 2, 4, 2 layers"),
@@ -225,13 +217,18 @@ def _mixed_case(fn, model, src, other, max_len: int, label: str) -> str:
     raise Mismatch(f"{label}: " + _first_difference(model, got, expected, "the expected loop"))
 
 
-def _first_difference(model, got: list[int], expected: list[int], whose: str) -> str:
-    """'the first difference is at step t: you wrote X, <whose> writes Y' for two token lists."""
+def _first_difference(model, got: list[int], expected: list[int], whose: str,
+                      stopped: str | None = None) -> str:
+    """'the first difference is at step t: you wrote X, <whose> writes Y' for two token lists;
+    `stopped` says why `expected` ends where it does, when the learner's answer goes on."""
     itos = model.tgt_vocab.itos
     t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
              min(len(got), len(expected)))
     mine = itos[got[t]] if t < len(got) else "(nothing: you stopped)"
-    theirs = itos[expected[t]] if t < len(expected) else f"(nothing: {whose} had stopped)"
+    if t < len(expected):
+        theirs = itos[expected[t]]
+    else:
+        theirs = f"(nothing: {whose} {'had stopped' if stopped is None else 'stops' + stopped})"
     return f"the first difference is at step {t + 1}: you wrote {mine}, {whose} writes {theirs}"
 
 
@@ -243,7 +240,7 @@ def check_decode_mixed(fn, model=None) -> CheckResult:
     where the fed context is ignored) and, if given, on `model` with real sentences.
     """
     # a seed and sentences on which the right answer and each named mistake all differ
-    fed, unfed = tiny_model(8), tiny_model(8, feed_context=False)
+    fed, unfed = shared_vocab_model(8), shared_vocab_model(8, feed_context=False)
     a, b = [7, 8, 5, 5], [9, 6, 4]
     checks = [
         lambda: _mixed_case(fn, fed, a, b, 10, "tiny model, 2 layers"),
@@ -275,13 +272,9 @@ def unsure_threshold(model, src_ids: list[int], max_len: int) -> float | None:
     return None
 
 
-def _unsure_case(fn, model, src, max_len: int, min_prob: float, label: str) -> str:
-    src_ids = _ids(model, src)
-    expected, expected_p = reference_loop(model, src_ids, src_ids, max_len, min_prob)
-    with torch.no_grad():
-        got = call(fn, model, list(src_ids), max_len, min_prob,
-                   names=("model", "src_ids", "max_len", "min_prob"), hint=DECODING_HINT,
-                   where=label)
+def _unsure_answer(got, label: str) -> tuple[list[int], list[float]]:
+    """The learner's (ids, probabilities) in plain lists, or a Mismatch that says what is wrong
+    with their form (log-probabilities named)."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise Mismatch("return two lists: (token ids, their probabilities)")
     ids = _as_id_list(got[0], "the token ids")
@@ -298,30 +291,55 @@ def _unsure_case(fn, model, src, max_len: int, min_prob: float, label: str) -> s
     if probs and all(p <= 0 for p in probs) and any(p < 0 for p in probs):
         raise Mismatch(f"{label}: your probabilities are negative, so they are "
                        f"log-probabilities; return P = exp(log P), between 0 and 1")
-    stopped = ended = ""
-    if len(expected) < max_len and expected[-1:] != [EOS]:
-        stopped = (f" (the loop stops before step {len(expected) + 1}, whose best token has "
-                   f"P below min_prob={min_prob:.3f})")
+    return ids, probs
+
+
+_UNSURE_MISTAKES = (
+    ("written", "you wrote the unsure token, then stopped; stop *before* writing a token "
+                "whose probability is below min_prob"),
+    ("prefix", "you compared min_prob with the probability of the whole prefix (the product "
+               "so far); the rule is about each token's own probability P(y_t | y_<t, x)"),
+    ("renormalised", "your probabilities are too large: you applied the softmax after "
+                     "forbidding <pad> and <sos>, which renormalises; the model's probability "
+                     "is search.log_probs(logits).exp()"),
+)
+
+
+def _unsure_mistake(model, src_ids: list[int], max_len: int, min_prob: float, ids: list[int],
+                    probs: list[float], stopped: str) -> str | None:
+    """Which typical mistake (ids, probs) is, in words, or None: one of `_UNSURE_MISTAKES`, or
+    no stop for an unsure token at all (when the right loop stops for one, `stopped` says
+    where)."""
     def matches(mistake: str = "", threshold: float = min_prob) -> bool:
         ref_ids, ref_p = reference_loop(model, src_ids, src_ids, max_len, threshold, mistake)
         return ids == ref_ids and len(probs) == len(ref_p) and all(
             abs(a - b) <= 1e-5 for a, b in zip(probs, ref_p))
 
-    mistakes = (
-        ("written", "you wrote the unsure token, then stopped; stop *before* writing a token "
-                    "whose probability is below min_prob"),
-        ("prefix", "you compared min_prob with the probability of the whole prefix (the "
-                   "product so far); the rule is about each token's own probability "
-                   "P(y_t | y_<t, x)"),
-        ("renormalised", "your probabilities are too large: you applied the softmax after "
-                         "forbidding <pad> and <sos>, which renormalises; the model's "
-                         "probability is search.log_probs(logits).exp()"))
-    if not matches():
-        for mistake, why in mistakes:
-            if matches(mistake):
-                raise Mismatch(f"{label}: {why}")
-        if stopped and matches(threshold=0.0):
-            raise Mismatch(f"{label}: you never stopped for an unsure token{stopped}")
+    if matches():
+        return None
+    for mistake, why in _UNSURE_MISTAKES:
+        if matches(mistake):
+            return why
+    if stopped and matches(threshold=0.0):
+        return f"you never stopped for an unsure token{stopped}"
+    return None
+
+
+def _unsure_case(fn, model, src, max_len: int, min_prob: float, label: str) -> str:
+    src_ids = _ids(model, src)
+    expected, expected_p = reference_loop(model, src_ids, src_ids, max_len, min_prob)
+    with torch.no_grad():
+        got = call(fn, model, list(src_ids), max_len, min_prob,
+                   names=("model", "src_ids", "max_len", "min_prob"), hint=DECODING_HINT,
+                   where=label)
+    ids, probs = _unsure_answer(got, label)
+    stopped = ""
+    if len(expected) < max_len and expected[-1:] != [EOS]:
+        stopped = (f" (the loop stops before step {len(expected) + 1}, whose best token has "
+                   f"P below min_prob={min_prob:.3f})")
+    why = _unsure_mistake(model, src_ids, max_len, min_prob, ids, probs, stopped)
+    if why:
+        raise Mismatch(f"{label}: {why}")
     if ids == expected:
         expect_close(f"{label}: the probabilities", probs, expected_p)
         ended = "ended with <eos>" if expected[-1:] == [EOS] else \
@@ -330,13 +348,8 @@ def _unsure_case(fn, model, src, max_len: int, min_prob: float, label: str) -> s
     if len(ids) > max_len:
         raise Mismatch(f"{label}: you wrote {len(ids)} tokens; the length cap is "
                        f"max_len={max_len}, <eos> included")
-    itos = model.tgt_vocab.itos
-    t = next((i for i, (a, b) in enumerate(zip(ids, expected)) if a != b),
-             min(len(ids), len(expected)))
-    mine = itos[ids[t]] if t < len(ids) else "(nothing: you stopped)"
-    theirs = itos[expected[t]] if t < len(expected) else f"(nothing: the loop stops{stopped})"
-    raise Mismatch(f"{label}: the first difference is at step {t + 1}: you wrote {mine}, the "
-                   f"loop writes {theirs}")
+    raise Mismatch(f"{label}: " + _first_difference(model, ids, expected, "the loop",
+                                                    stopped=stopped))
 
 
 def check_greedy_unsure(fn, model=None) -> CheckResult:
@@ -346,7 +359,7 @@ def check_greedy_unsure(fn, model=None) -> CheckResult:
     Against `reference_loop`: with min_prob 0 (plain greedy, ending at <eos> or the cap), with a
     min_prob that stops a tiny model in mid-sentence, and, if given, on `model`.
     """
-    tiny = tiny_model(5)
+    tiny = shared_vocab_model(5)
     src = [9, 9, 4]  # a sentence where each named mistake gives another output (tests)
     checks = [
         lambda: _unsure_case(fn, tiny, [4, 7, 9, 5], 10, 0.0, "tiny model, min_prob 0"),
@@ -436,7 +449,7 @@ def check_greedy_decode(fn, model=None) -> CheckResult:
     Run against lib.search.greedy on tiny models (sentences that end with <eos> and sentences
     cut by the cap) and, if given, on `model` with real sentences.
     """
-    tiny = tiny_model(5)
+    tiny = shared_vocab_model(5)
     checks = [
         lambda: _greedy_case(fn, tiny, [4, 7, 9, 5], 10, "tiny model, 4-token source"),
         lambda: _greedy_case(fn, tiny, [6, 11], 10, "tiny model, 2-token source"),
@@ -448,185 +461,6 @@ def check_greedy_decode(fn, model=None) -> CheckResult:
             checks.append(lambda ids=ids, s=sentence: _greedy_case(
                 fn, model, ids, model.config.max_tgt_len, f"course model, «{s}»"))
     return run_checks("greedy_decode", *checks)
-
-
-# ---------------------------------------------------------------------------------------------
-# make_bridge(enc_layers, enc_hidden, dec_layers, dec_hidden) -> nn.Module:
-# hidden (L_enc, B, H_enc) -> initial decoder states (L_dec, B, H_dec)
-# ---------------------------------------------------------------------------------------------
-
-BRIDGE_NAMES = ("enc_layers", "enc_hidden", "dec_layers", "dec_hidden")
-
-
-def check_bridge(make_bridge) -> CheckResult:
-    """`make_bridge(enc_layers, enc_hidden, dec_layers, dec_hidden)` returns a module whose
-    forward maps the encoder's hidden states (L_enc, B, H_enc) to the decoder's initial states
-    (L_dec, B, H_dec). Checked by what any good bridge must do, not against one answer: the
-    shape, one sentence never leaking into another, every encoder layer used by every decoder
-    layer, states inside [-1, 1] as a GRU's are, weights that training can reach, and the
-    values: trained for a moment, the bridge must give the initial states of a reference
-    bridge (one linear map of all the encoder's final states, then tanh)."""
-    sizes = [(2, 16, 3, 8), (3, 10, 1, 12), (1, 6, 2, 6)]
-
-    def build(le, he, ld, hd):
-        torch.manual_seed(0)
-        bridge = call(make_bridge, le, he, ld, hd, names=BRIDGE_NAMES)
-        if not isinstance(bridge, torch.nn.Module):
-            raise Mismatch(f"make_bridge should return an nn.Module (a class with a forward), "
-                           f"got {type(bridge).__name__}")
-        return bridge
-
-    def forward(bridge, hidden, where):
-        out = call(bridge, hidden, names=("hidden",), where=where)
-        if not torch.is_tensor(out):
-            raise Mismatch(f"the bridge should return a tensor, got {type(out).__name__}")
-        return out
-
-    def shapes():
-        for le, he, ld, hd in sizes:
-            bridge = build(le, he, ld, hd)
-            B = 4
-            hidden = torch.randn(le, B, he).tanh()  # (L_enc, B, H_enc)
-            out = forward(bridge, hidden, f"{le} x {he} -> {ld} x {hd}")
-            if tuple(out.shape) == (B, ld, hd) and B != ld:
-                raise Mismatch(f"the output has shape (B, L_dec, H_dec) = {tuple(out.shape)}: "
-                               f"the decoder's nn.GRU wants its initial state layers first, "
-                               f"(L_dec, B, H_dec)")
-            expect_shape(f"the initial states for {le} x {he} -> {ld} x {hd}", out, (ld, B, hd))
-        return "(L_dec, B, H_dec) for three pairs of sizes"
-
-    def sentences_apart():
-        le, he, ld, hd = sizes[0]
-        bridge = build(le, he, ld, hd)
-        hidden = torch.randn(le, 5, he).tanh()
-        changed = hidden.clone()
-        changed[:, 0] = -changed[:, 0]  # only sentence 0 changes
-        with torch.no_grad():
-            a, b = forward(bridge, hidden, "5 sentences"), forward(bridge, changed, "5 sentences")
-        moved = (a - b).abs().amax(dim=(0, 2))  # (B,) how much each sentence's states moved
-        if moved[1:].max() > 1e-6:
-            raise Mismatch("changing sentence 0's encoder states changed other sentences' "
-                           "decoder states: the sentences got mixed. A reshape of (L, B, H) "
-                           "to (B, L * H) needs the layers and the batch swapped first "
-                           "(hidden.transpose(0, 1)), or a view mixes layers of one sentence "
-                           "with those of the next")
-        if moved[0] <= 1e-6:
-            raise Mismatch("sentence 0's decoder states did not change when its encoder states "
-                           "did: the bridge ignores its input")
-        return "each sentence's states depend on that sentence only"
-
-    def every_layer():
-        le, he, ld, hd = sizes[0]
-        bridge = build(le, he, ld, hd)
-        hidden = torch.randn(le, 3, he).tanh()
-        for layer in range(le):
-            changed = hidden.clone()
-            changed[layer] = -changed[layer]
-            with torch.no_grad():
-                diff = (forward(bridge, hidden, "") - forward(bridge, changed, "")).abs().max()
-            if diff <= 1e-6:
-                which = "top" if layer == le - 1 else f"layer {layer + 1}"
-                raise Mismatch(f"the decoder's states do not depend on the encoder's {which} "
-                               f"state: a bridge that reads only hidden[-1] throws away what "
-                               f"the lower layers summarised; let every decoder layer read "
-                               f"every encoder layer's final state")
-        return "every encoder layer reaches the decoder"
-
-    def every_pair():
-        le, he, ld, hd = sizes[0]
-        bridge = build(le, he, ld, hd)
-        hidden = torch.randn(le, 3, he).tanh()
-        with torch.no_grad():
-            base = forward(bridge, hidden, "")
-            for layer in range(le):
-                changed = hidden.clone()
-                changed[layer] = -changed[layer]
-                moved = (forward(bridge, changed, "") - base).abs().amax(dim=(1, 2))  # (L_dec,)
-                deaf = [j for j in range(ld) if moved[j] <= 1e-6]
-                if deaf:
-                    raise Mismatch(f"decoder layer {deaf[0] + 1} does not read encoder layer "
-                                   f"{layer + 1}: pairing layers one to one (or by position) "
-                                   f"stops working when the depths differ; let every decoder "
-                                   f"layer read every encoder layer's final state")
-            if ld > 1 and all(torch.allclose(base[j], base[0], atol=1e-6) for j in range(ld)):
-                raise Mismatch(f"all {ld} decoder layers start from the same state: one map "
-                               f"copied to every layer gives the layers nothing to tell them "
-                               f"apart; map to L_dec * H_dec numbers, one block per layer")
-        return "every decoder layer reads every encoder layer, and the layers differ"
-
-    def fits_reference():
-        # Values against a reference: a bridge of one linear map of all the encoder's states,
-        # then tanh. A good design can be trained to give the same initial states.
-        le, he, ld, hd = 2, 6, 3, 4
-        gen = torch.Generator().manual_seed(1)
-        weight = torch.randn(ld * hd, le * he, generator=gen) / (le * he) ** 0.5
-        bias = 0.3 * torch.randn(ld * hd, generator=gen)
-
-        def reference(hidden):  # (L_enc, B, H_enc) -> (L_dec, B, H_dec)
-            B = hidden.size(1)
-            flat = hidden.transpose(0, 1).reshape(B, le * he)  # (B, L_enc * H_enc)
-            return torch.tanh(flat @ weight.T + bias).view(B, ld, hd).transpose(0, 1)
-
-        bridge = build(le, he, ld, hd)
-        train_x = torch.randn(le, 256, he, generator=gen).tanh()
-        test_x = torch.randn(le, 64, he, generator=gen).tanh()
-        params = [p for p in bridge.parameters() if p.requires_grad]
-        optimizer = torch.optim.Adam(params, lr=0.02)
-        target = reference(train_x)
-
-        # The loop runs unguarded: `call`'s time limit traces every line, which would make 400
-        # optimiser steps take seconds; the forward already ran under `call` in every check
-        # above, so it is known to return in time.
-        try:
-            with torch.enable_grad(), one_thread():  # tiny matrices: threads only wait
-                for _ in range(400):
-                    loss = (bridge(train_x) - target).pow(2).mean()
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-        except Exception as e:  # noqa: BLE001 - the learner's module, reported in words
-            raise Mismatch(f"while training the bridge for a moment, it raised "
-                           f"{type(e).__name__}: {e}") from None
-        with torch.no_grad():
-            error = (forward(bridge, test_x, "after fitting") - reference(test_x)).abs().mean()
-        if error > 0.02:
-            raise Mismatch(f"trained to copy a reference bridge (one linear map of all the "
-                           f"encoder's final states, then tanh), yours stays {error:.3f} away "
-                           f"on average on new inputs: it cannot give every decoder layer its "
-                           f"own mix of all the encoder layers")
-        return f"trained to copy a reference bridge: mean error {error:.4f} on new inputs"
-
-    def like_a_gru():
-        le, he, ld, hd = sizes[0]
-        bridge = build(le, he, ld, hd)
-        hidden = 50 * torch.randn(le, 6, he)  # far outside a GRU's range: the map must bound it
-        with torch.no_grad():
-            out = forward(bridge, hidden, "large inputs")
-        if out.abs().max() > 1 + 1e-6:
-            raise Mismatch("some initial states lie outside [-1, 1], where a GRU's states never "
-                           "are: end the bridge with a tanh, as the GRU's own candidate state "
-                           "does")
-        return "states inside [-1, 1]"
-
-    def trainable():
-        le, he, ld, hd = sizes[1]
-        bridge = build(le, he, ld, hd)
-        params = [p for p in bridge.parameters() if p.requires_grad]
-        if not params:
-            raise Mismatch("the bridge has no trainable parameters: register its layers as "
-                           "attributes (self.proj = nn.Linear(...)) in __init__")
-        out = forward(bridge, torch.randn(le, 2, he).tanh(), "")
-        if not out.requires_grad:
-            raise Mismatch("no gradient reaches the bridge's weights: do not detach or wrap "
-                           "the forward in torch.no_grad()")
-        out.sum().backward()
-        if all(p.grad is None or not p.grad.abs().sum() for p in params):
-            raise Mismatch("no gradient reaches the bridge's weights: do not detach or wrap "
-                           "the forward in torch.no_grad()")
-        return f"{sum(p.numel() for p in params):,} trainable weights that get a gradient"
-
-    return run_checks("a bridge between encoder and decoder", shapes, sentences_apart,
-                      every_layer, every_pair, like_a_gru, trainable, fits_reference)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -669,8 +503,7 @@ _DRIFT_MISTAKES = (
 
 
 def _drift_case(fn, model, sentence_or_ids, max_len: int, label: str) -> str:
-    src_ids = (model.src_vocab.encode(tokenize(sentence_or_ids))
-               if isinstance(sentence_or_ids, str) else list(sentence_or_ids))
+    src_ids = _ids(model, sentence_or_ids)
     expected = drift_reference(model, src_ids, max_len)
     with torch.no_grad():
         got = call(fn, model, list(src_ids), max_len, names=("model", "src_ids", "max_len"),
@@ -700,9 +533,9 @@ def _drift_case(fn, model, sentence_or_ids, max_len: int, label: str) -> str:
 def check_state_drift(fn, model=None) -> CheckResult:
     """fn(model, src_ids, max_len) -> cosines between s_t^L and c, one per greedy step: on two
     small seeded models (one with feed_context=False) and, if given, on the course model."""
-    checks = [lambda: _drift_case(fn, tiny_model(3), [4, 7, 9, 5], 10, "tiny model"),
-              lambda: _drift_case(fn, tiny_model(4, feed_context=False), [9, 9, 4, 6], 6,
-                                  "tiny model without the fed context")]
+    checks = [lambda: _drift_case(fn, shared_vocab_model(3), [4, 7, 9, 5], 10, "tiny model"),
+              lambda: _drift_case(fn, shared_vocab_model(4, feed_context=False), [9, 9, 4, 6],
+                                  6, "tiny model without the fed context")]
     if model is not None:
         checks.append(lambda: _drift_case(fn, model, "Where is the station?",
                                           model.config.max_tgt_len,

@@ -22,8 +22,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from lib.checks.decoder import tiny_model
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
+from lib.checks.models import shared_vocab_model
 from lib.data import EOS, PAD, SOS, SPECIALS
 from lib.head import masked_cross_entropy, shortlist_ids
 from lib.search import greedy, sequence_log_prob
@@ -363,7 +363,7 @@ def check_sequence_log_prob(fn, model=None) -> CheckResult:
 
     tgt rows hold tokens, then <eos>, then <pad>, as the search functions return them.
     """
-    tiny = tiny_model(7)
+    tiny = shared_vocab_model(7)
     src = torch.tensor([[4, 5, 6, 7], [8, 9, PAD, PAD], [10, 4, 11, PAD]])  # (3, 4)
     lengths = torch.tensor([4, 2, 3])
     tgt = _targets([[5, 6, EOS], [7, EOS], [4, 8, 9, 10, EOS]])
