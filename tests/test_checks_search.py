@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
 from conftest import assert_rejects, skeleton
 
 from lib.checks import search as checks
+from lib.checks.harness import Mismatch
 from lib.data import EOS, PAD, SOS
 from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.search import exhaustive_search, greedy, log_probs
@@ -132,17 +134,6 @@ def test_beam_step_reference_is_brute_force():
     assert torch.allclose(best, b2)
 
 
-def test_length_normalisation():
-    assert checks.check_length_normalisation(lambda raw, n, a: raw / n ** a).ok
-    result = checks.check_length_normalisation(lambda raw, n, a: raw * n ** a)
-    assert not result.ok and "multiplied" in str(result)
-    result = checks.check_length_normalisation(lambda raw, n, a: raw / n)
-    assert not result.ok and "ignoring alpha" in str(result)
-    result = checks.check_length_normalisation(lambda raw, n, a: raw / (n - 1).clamp(min=1) ** a)
-    assert not result.ok
-    assert not checks.check_length_normalisation(not_done).done
-
-
 def test_inputs_changed_in_place_are_named():
     def accumulates_in_logp(scores, logp, k):
         logp += scores.unsqueeze(1)  # the caller's log-probabilities become totals
@@ -152,12 +143,6 @@ def test_inputs_changed_in_place_are_named():
     result = checks.check_beam_step(accumulates_in_logp)
     assert not result.ok and result.done
     assert "your function changed its input `logp` in place" in str(result)
-
-    def normalises_in_place(raw, lengths, alpha):
-        raw /= lengths.double() ** alpha
-        return raw
-
-    assert "`raw` in place" in str(checks.check_length_normalisation(normalises_in_place))
 
     def greedy_in_training_mode(model, src, src_lengths, max_len):
         if hasattr(model, "train"):
@@ -279,6 +264,31 @@ def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
 ])
 def test_beam_search_names_the_mistakes_of_the_pool(wrong, words):
     assert_rejects(checks.check_beam_search(wrong), *words)
+
+
+@pytest.mark.parametrize("part", checks._BEAM_PARTS, ids=lambda part: part.__name__)
+def test_every_beam_part_passes_a_right_answer(part):
+    assert part(beam_search_topk)
+
+
+@pytest.mark.parametrize("part, mistake, words", [
+    (checks._beam_on_tables, "first finished", "first hypothesis that wrote <eos>"),
+    (checks._beam_on_tables, "cap not pooled", "add them to the pool"),
+    (checks._beam_on_tables, "extend finished", "goes on after <eos>"),
+    (checks._beam_exhaustive, "first finished", "what exhaustive search finds"),
+])
+def test_each_beam_part_names_its_mistake(part, mistake, words):
+    with pytest.raises(Mismatch, match=re.escape(words)):
+        part(beam_search_wrong(mistake))
+
+
+def test_decoder_calls_counts_the_rows_of_every_step():
+    model, src, n = checks.tiny_model(1), torch.tensor([[5, 6, 7, 8]]), torch.tensor([4])
+    batched = checks.decoder_calls(beam_search_topk, model, src, n, 3, 6)
+    assert len(batched) <= 6 and batched[0] == 1 and max(batched) <= 3
+    one_by_one = checks.decoder_calls(beam_search_one_at_a_time, model, src, n, 3, 6)
+    assert len(one_by_one) > 6 and set(one_by_one) == {1}
+    assert model.decoder.step.__func__ is type(model.decoder).step  # put back
 
 
 def test_beam_search_names_wrong_scores_and_wrong_beams():
@@ -403,51 +413,6 @@ def test_greedy_trap_names_the_usual_misses(table, words):
 
 def test_greedy_trap_skeleton_is_not_done():
     assert not checks.check_greedy_trap(skeleton).done
-
-
-# --- GNMT's length penalty (check_gnmt) -------------------------------------------------------
-
-
-def gnmt_ok(raw, lengths, alpha):
-    return raw / ((5 + lengths) / 6) ** alpha
-
-
-def flip_ok(raw_short, len_short, raw_long, len_long):
-    return math.log(raw_long / raw_short) / math.log((5 + len_long) / (5 + len_short))
-
-
-def test_gnmt_accepts_the_reference_and_an_independent_bisection():
-    assert checks.check_gnmt(gnmt_ok, flip_ok).ok
-
-    def flip_by_bisection(rs, ls, rl, ll):  # no closed form: search where the ranking flips
-        lo, hi = 0.0, 20.0
-        for _ in range(100):
-            mid = (lo + hi) / 2
-            short = rs / ((5 + ls) / 6) ** mid
-            long = rl / ((5 + ll) / 6) ** mid
-            lo, hi = (mid, hi) if long < short else (lo, mid)
-        return (lo + hi) / 2
-
-    assert checks.check_gnmt(gnmt_ok, flip_by_bisection).ok
-
-
-@pytest.mark.parametrize("wrong, words", [
-    (lambda r, L, a: r / L ** a, "GNMT's is ((5 + L) / 6)^alpha"),
-    (lambda r, L, a: r * ((5 + L) / 6) ** a, "you multiplied by the penalty"),
-    (lambda r, L, a: r / (5 + L) ** a, "you left out the division by 6"),
-    (lambda r, L, a: r / ((5 + L) / 6), "without the power alpha"),
-])
-def test_gnmt_names_the_typical_mistakes(wrong, words):
-    assert_rejects(checks.check_gnmt(wrong, flip_ok), words)
-
-
-def test_gnmt_flip_names_the_plain_penalty_and_a_stub_is_not_done():
-    def flip_plain(rs, ls, rl, ll):
-        return math.log(rl / rs) / math.log(ll / ls)
-
-    assert_rejects(checks.check_gnmt(gnmt_ok, flip_plain), "where L^alpha flips the ranking")
-    assert_rejects(checks.check_gnmt(gnmt_ok, lambda *a: 0.5), "the ranking changes at alpha")
-    assert not checks.check_gnmt(skeleton, skeleton).done
 
 
 # --- where greedy and the beam part ----------------------------------------------------------

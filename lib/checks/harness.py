@@ -112,6 +112,12 @@ def expect_shape(name: str, got, expected: tuple) -> None:
         raise Mismatch(f"{name} has shape {shape}, expected {tuple(expected)}")
 
 
+def tokens_text(model, ids) -> str:
+    """Target token ids as the words a message shows ("#7" for an id outside the vocabulary)."""
+    return " ".join(model.tgt_vocab.itos[i] if 0 <= i < len(model.tgt_vocab) else f"#{i}"
+                    for i in ids) or "(nothing)"
+
+
 def expect_close(name: str, got, expected, atol: float = 1e-5, rtol: float = 1e-4) -> None:
     """Tensors equal up to tolerance; the message names the first position that differs."""
     got = torch.as_tensor(got, dtype=torch.float64)

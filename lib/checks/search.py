@@ -4,12 +4,10 @@
   -> list of token ids (ending with <eos> if the sentence ended), against `lib.search.greedy`
   on hand-set probability tables (`lib.experiments.toy.TableModel`) and on small random networks.
 * `check_greedy_trap(fn)`: `fn() -> table`, a probability table (`lib.experiments.toy.TableModel`)
-on which
-  greedy's output is at most half as likely as the best output, and a beam of two finds it.
+  on which greedy's output is at most half as likely as the best output, and a beam of two
+  finds it.
 * `check_beam_step(fn)`: one step of beam search, `fn(scores, logp, k)` -> (parent, token,
   new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
-* `check_length_normalisation(fn)`: `fn(raw, lengths, alpha)` -> log P / L^alpha, and which of
-  the walk-through's finished hypotheses it makes win, against `lib.search`.
 * `check_parting(fn)`: where greedy's output and the beam's part, `fn(greedy_steps,
   beam_steps)` -> (step t from 1, greedy's lead in log P at t, how much less greedy gains after t).
 * `check_beam_search(fn)`: a whole beam search for one sentence with a pool of finished
@@ -17,7 +15,9 @@ on which
   `fn(model, src, src_lengths, k, max_len)` -> (ids, log P), against `beam_search_reference`
   and, when k keeps every hypothesis, exhaustive search.
 
-Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong.
+Each returns a `lib.checks.harness.CheckResult` that says in words what is wrong. The chapter's
+two length penalties, `check_length_normalisation` and `check_gnmt`, are checked in
+`lib.checks.length_penalty` and imported here with the others.
 """
 
 from __future__ import annotations
@@ -35,6 +35,13 @@ from lib.checks.harness import (
     expect_close,
     expect_shape,
     run_checks,
+    tokens_text,
+)
+from lib.checks.length_penalty import (  # the chapter imports them from here
+    check_gnmt as check_gnmt,
+)
+from lib.checks.length_penalty import (
+    check_length_normalisation as check_length_normalisation,
 )
 from lib.data import EOS, PAD, SOS
 from lib.experiments import toy
@@ -45,7 +52,6 @@ from lib.search import (
     greedy,
     greedy_with_scores,
     log_probs,
-    normalize,
     sequence_log_prob,
 )
 from lib.validate import is_number
@@ -64,11 +70,6 @@ tiny_model = functools.partial(toy.tiny_model, src_words=12, tgt_words=6, emb_di
 def _tables():
     return [("the table where greedy loses", TableModel(greedy_loses_table())),
             ("the k = 2 walk-through table", TableModel(walkthrough_table()))]
-
-
-def _text(model, ids) -> str:
-    return " ".join(model.tgt_vocab.itos[i] if 0 <= i < len(model.tgt_vocab) else f"#{i}"
-                    for i in ids) or "(nothing)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,10 +105,10 @@ def _greedy_case(fn, name, model, src, lengths, max_len) -> None:
                        f"not a generated token (and <pad>/<sos> are never generated)")
     if EOS in got and got.index(EOS) < len(got) - 1:
         raise Mismatch(f"{where} you kept going after <eos>: stop as soon as the decoder "
-                       f"writes <eos> (got {_text(model, got)})")
+                       f"writes <eos> (got {tokens_text(model, got)})")
     if expected and expected[-1] == EOS and got == expected[:-1]:
         raise Mismatch(f"{where} you dropped the final <eos>: keep it, so that the caller "
-                       f"knows the sentence ended (expected {_text(model, expected)})")
+                       f"knows the sentence ended (expected {tokens_text(model, expected)})")
     if len(got) > max_len:
         raise Mismatch(f"{where} you wrote {len(got)} tokens: max_len={max_len} caps the "
                        f"number of generated tokens, <eos> included")
@@ -119,7 +120,7 @@ def _greedy_case(fn, name, model, src, lengths, max_len) -> None:
     elif t < len(got) and got[t] in (PAD, SOS):
         hint = " (<pad> and <sos> must never be generated: mask them out)"
     raise Mismatch(f"{where} your tokens first differ at step {t + 1}: got "
-                   f"{_text(model, got)}, expected {_text(model, expected)}{hint}")
+                   f"{tokens_text(model, got)}, expected {tokens_text(model, expected)}{hint}")
 
 
 def check_greedy(fn) -> CheckResult:
@@ -181,8 +182,8 @@ def check_greedy_trap(fn) -> CheckResult:
         best = exhaustive_search(model, src, lengths, max_len).nbest[0][0]  # (ids, score, raw)
         best_ids, best_raw = [i for i in best[0] if i != PAD], best[2]
         p_greedy, p_best = math.exp(float(raw[0])), math.exp(best_raw)
-        said = (f"greedy writes {_text(model, greedy_ids)} (P = {p_greedy:.3f}), the most "
-                f"likely output is {_text(model, best_ids)} (P = {p_best:.3f})")
+        said = (f"greedy writes {tokens_text(model, greedy_ids)} (P = {p_greedy:.3f}), the most "
+                f"likely output is {tokens_text(model, best_ids)} (P = {p_best:.3f})")
         if greedy_ids == best_ids or p_greedy >= p_best - 1e-9:
             raise Mismatch(f"{said}: greedy already finds the best output. Make the best first "
                            f"token lead to uncertain continuations, and a slightly less likely "
@@ -195,7 +196,7 @@ def check_greedy_trap(fn) -> CheckResult:
         beam_ids = [i for i in found.tokens[0].tolist() if i != PAD]
         if beam_ids != best_ids:
             first = model.tgt_vocab.itos[best_ids[0]]
-            raise Mismatch(f"{said}, but a beam of two answers {_text(model, beam_ids)}: it "
+            raise Mismatch(f"{said}, but a beam of two answers {tokens_text(model, beam_ids)}: it "
                            f"drops the best output's prefix on the way (is its first token "
                            f"{first} among the two most likely first tokens?)")
         return (f"{said}, {p_greedy / p_best:.0%} as likely; a beam of two finds the best "
@@ -322,62 +323,6 @@ def check_beam_step(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise: length normalisation
-# ---------------------------------------------------------------------------------------------
-
-
-NORM_NAMES = ("raw", "lengths", "alpha")
-
-
-def check_length_normalisation(fn) -> CheckResult:
-    """Check `fn(raw (N,), lengths (N,), alpha) -> raw / lengths**alpha (N,)`."""
-    raw = torch.tensor([-0.5, -2.0, -3.5, -6.0, -9.0])
-    lengths = torch.tensor([1, 2, 4, 6, 10])
-
-    def values():
-        for alpha in (0.0, 0.6, 1.0, 1.5):
-            got = torch.as_tensor(call(fn, raw, lengths, alpha, names=NORM_NAMES))
-            expected = normalize(raw, lengths.double(), alpha)
-            expect_shape(f"the scores for alpha={alpha}", got, (len(raw),))
-            if torch.allclose(got.double(), expected.double(), atol=1e-5):
-                continue
-            if torch.allclose(got.double(), (raw * lengths.double() ** alpha).double()):
-                raise Mismatch(f"alpha={alpha}: you multiplied by L^alpha; divide, so that a "
-                               f"long sentence's many log-probabilities are averaged, not "
-                               f"amplified")
-            if torch.allclose(got.double(), (raw / lengths.double()).double()):
-                raise Mismatch(f"alpha={alpha}: you divided by L, ignoring alpha: the score "
-                               f"is log P / L^alpha")
-            if torch.allclose(got.double(), (raw.exp() / lengths.double() ** alpha).double()):
-                raise Mismatch(f"alpha={alpha}: you normalised the probability; normalise the "
-                               f"log-probability log P")
-            if alpha == 0.0:
-                raise Mismatch("alpha=0 must leave the raw log P unchanged (no normalisation)")
-            expect_close(f"the scores for alpha={alpha}", got, expected)
-        return "log P / L^alpha for alpha in 0, 0.6, 1, 1.5"
-
-    def winner():
-        model = TableModel(walkthrough_table(), max_len=3)
-        src, lengths_ = model.inputs()
-        for alpha in (0.0, 0.6, 1.0):
-            res = beam_search(model, src, lengths_, beam_size=2, alpha=alpha, trace=True)
-            pool = res.trace
-            finished = [n for n in pool.nodes if n.status == "finished"]
-            raws = torch.tensor([n.raw for n in finished])
-            lens = torch.tensor([n.step for n in finished])
-            got = torch.as_tensor(call(fn, raws, lens, alpha, names=NORM_NAMES))
-            pick = finished[int(got.argmax())]
-            want = res.nbest[0][0][0]  # the winner's ids
-            if pool.path(pick.id) != want:
-                raise Mismatch(f"alpha={alpha}: with your scores the walk-through's answer would "
-                               f"be {_text(model, pool.path(pick.id))}, but beam search picks "
-                               f"{_text(model, want)} (L counts the tokens, <eos> included)")
-        return "the walk-through's winner for alpha in 0, 0.6, 1"
-
-    return run_checks("length normalisation", values, winner)
-
-
-# ---------------------------------------------------------------------------------------------
 # Exercise: a whole beam search with a pool of finished hypotheses
 # ---------------------------------------------------------------------------------------------
 
@@ -488,7 +433,7 @@ def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=Fals
     if got == want and math.isclose(score, want_score, rel_tol=1e-4, abs_tol=1e-4):
         return
     if EOS in got[:-1]:
-        raise Mismatch(f"on {where} your answer {_text(model, got)} goes on after <eos>: "
+        raise Mismatch(f"on {where} your answer {tokens_text(model, got)} goes on after <eos>: "
                        f"{_BEAM_MISTAKES['extend finished']}")
     if len(got) > max_len:
         raise Mismatch(f"on {where} your answer has {len(got)} tokens: max_len = {max_len} "
@@ -497,11 +442,11 @@ def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=Fals
         raise Mismatch(f"on {where} you returned no tokens: {_BEAM_MISTAKES['no pool']}")
     if got + [EOS] == want:
         raise Mismatch(f"on {where} you dropped the final <eos>: keep it, so that the caller "
-                       f"knows the sentence ended (expected {_text(model, want)})")
+                       f"knows the sentence ended (expected {tokens_text(model, want)})")
     if got[-1] != EOS and len(got) < max_len:
-        raise Mismatch(f"on {where} your answer {_text(model, got)} is unfinished: it neither "
-                       f"ends with <eos> nor has max_len tokens. Only finished hypotheses (and "
-                       f"after max_len tokens, the live ones) can be the answer")
+        raise Mismatch(f"on {where} your answer {tokens_text(model, got)} is unfinished: it "
+                       f"neither ends with <eos> nor has max_len tokens. Only finished "
+                       f"hypotheses (and after max_len tokens, the live ones) can be the answer")
     true = _log_p(model, src, lengths, got)
     if not math.isclose(score, true, rel_tol=1e-4, abs_tol=1e-4):
         if math.isclose(score, math.exp(true), rel_tol=1e-4, abs_tol=1e-6):
@@ -509,15 +454,15 @@ def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=Fals
                            f"({score:.4f}); return its log-probability, log P = {true:.4f} "
                            f"(sums of logs do not underflow as products of probabilities do)")
         raise Mismatch(f"on {where} you return log_p = {score:.4f}, but the log-probability "
-                       f"of your tokens {_text(model, got)} is {true:.4f}: return the sum of "
-                       f"log P(y_t | y_<t, x) over the tokens, <eos> included")
+                       f"of your tokens {tokens_text(model, got)} is {true:.4f}: return the sum "
+                       f"of log P(y_t | y_<t, x) over the tokens, <eos> included")
     if exhaustive:
         best = exhaustive_search(model, src, lengths, max_len).nbest[0][0]
         best_ids = [i for i in best[0] if i != PAD]
         raise Mismatch(f"on {where} k is larger than the number of hypotheses, so beam search "
                        f"keeps them all and must find what exhaustive search finds, "
-                       f"{_text(model, best_ids)} (log P {best[2]:.4f}); yours is "
-                       f"{_text(model, got)} (log P {true:.4f})")
+                       f"{tokens_text(model, best_ids)} (log P {best[2]:.4f}); yours is "
+                       f"{tokens_text(model, got)} (log P {true:.4f})")
     for mistake, why in _BEAM_MISTAKES.items():
         if got == beam_search_reference(model, src, lengths, k, max_len, mistake)[0]:
             raise Mismatch(f"on {where}: {why}")
@@ -525,153 +470,92 @@ def _beam_search_case(fn, name, model, src, lengths, k, max_len, exhaustive=Fals
             if true > want_score else
             "less likely than the beam's answer: keep the k best candidates over ALL live "
             "hypotheses at each step, and answer with the best of the pool")
-    raise Mismatch(f"on {where} you returned {_text(model, got)} (log P {true:.4f}), expected "
-                   f"{_text(model, want)} (log P {want_score:.4f}); yours is {more}")
+    raise Mismatch(f"on {where} you returned {tokens_text(model, got)} (log P {true:.4f}), "
+                   f"expected {tokens_text(model, want)} (log P {want_score:.4f}); yours is "
+                   f"{more}")
+
+
+def _beam_on_tables(fn) -> str:
+    """The hand-set tables where stopping at the first finished hypothesis, dropping the capped
+    ones and k = 1 (greedy) each give another answer."""
+    for name, table, k, max_len in (
+            ("the table where the first finished hypothesis loses", first_finished_table(), 2, 4),
+            ("the table where the cap cuts the best output", capped_wins_table(), 2, 2),
+            ("the k = 2 walk-through table", walkthrough_table(), 2, 3),
+            ("the table where greedy loses", greedy_loses_table(), 1, 4),
+            ("the table where greedy loses", greedy_loses_table(), 2, 4)):
+        model = TableModel(table)
+        _beam_search_case(fn, name, model, *model.inputs(), k, max_len)
+    return "the hand-set tables: a pool, the cap, and k = 1 is greedy"
+
+
+def _beam_on_networks(fn) -> str:
+    g = torch.Generator().manual_seed(2)
+    for seed in range(3):
+        model = tiny_model(seed)
+        for _ in range(3):
+            n = int(torch.randint(2, 7, (1,), generator=g))
+            src = torch.randint(4, len(model.src_vocab), (1, n), generator=g)
+            _beam_search_case(fn, f"random network {seed}", model, src, torch.tensor([n]), 3, 6)
+    return "9 sentences of small random networks, k = 3"
+
+
+def _beam_exhaustive(fn) -> str:
+    """With k larger than the number of hypotheses, the answer of exhaustive search."""
+    # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most:
+    # 6^3 live hypotheses x 7 tokens = 1,512 candidates at the last step, fewer than k.
+    for seed, src in ((3, [8, 9]), (8, [5, 6, 7])):
+        model = tiny_model(seed)
+        _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
+                          torch.tensor([len(src)]), 2000, 4, exhaustive=True)
+    table = TableModel(walkthrough_table())
+    _beam_search_case(fn, "the k = 2 walk-through table", table, *table.inputs(), 2000, 3,
+                      exhaustive=True)
+    return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
+
+
+def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int) -> list[int]:
+    """Run `fn` under `call` and return the number of rows of each model.decoder.step call."""
+    calls, step = [], model.decoder.step
+
+    def counted(prev, state, context):
+        calls.append(prev.numel())  # prev (n,): one row per live hypothesis
+        return step(prev, state, context)
+
+    model.decoder.step = counted
+    try:
+        call(fn, model, src, src_lengths, k, max_len, names=BEAM_NAMES, hint=DECODING_HINT,
+             where="random network 1")
+    finally:
+        del model.decoder.step  # back to the Decoder's own method
+    return calls
+
+
+def _beam_one_call_per_step(fn) -> str:
+    """Last, once the answers are right: the live hypotheses go through the decoder together."""
+    model, max_len = tiny_model(1), 6
+    calls = decoder_calls(fn, model, torch.tensor([[5, 6, 7, 8]]), torch.tensor([4]), 3, max_len)
+    if len(calls) > max_len:
+        raise Mismatch(f"the answers are right, but you called model.decoder.step "
+                       f"{len(calls)} times for one sentence of at most {max_len} steps, "
+                       f"with at most {max(calls)} hypothes{'is' if max(calls) == 1 else 'es'}"
+                       f" per call: step all the live hypotheses together, in ONE call per "
+                       f"step. Stack their last tokens into prev (n,), keep their states as "
+                       f"one (L, n, H) tensor (with context.expand(n, -1)), and once the k "
+                       f"best are chosen, take their parents' states with "
+                       f"state.index_select(1, parents)")
+    return f"one decoder call per step ({len(calls)} calls, up to {max(calls)} rows each)"
+
+
+_BEAM_PARTS = (_beam_on_tables, _beam_on_networks, _beam_exhaustive, _beam_one_call_per_step)
 
 
 def check_beam_search(fn) -> CheckResult:
     """Check `fn(model, src (1, S), src_lengths (1,), k, max_len) -> (ids, log_p)`: beam search
     with a pool of finished hypotheses, against `beam_search_reference` on hand-set tables and
     small random networks, and against exhaustive search when k keeps every hypothesis."""
-    def on_tables():
-        for name, table, k, max_len in (
-                ("the table where the first finished hypothesis loses", first_finished_table(),
-                 2, 4),
-                ("the table where the cap cuts the best output", capped_wins_table(), 2, 2),
-                ("the k = 2 walk-through table", walkthrough_table(), 2, 3),
-                ("the table where greedy loses", greedy_loses_table(), 1, 4),
-                ("the table where greedy loses", greedy_loses_table(), 2, 4)):
-            model = TableModel(table)
-            _beam_search_case(fn, name, model, *model.inputs(), k, max_len)
-        return "the hand-set tables: a pool, the cap, and k = 1 is greedy"
-
-    def on_networks():
-        g = torch.Generator().manual_seed(2)
-        for seed in range(3):
-            model = tiny_model(seed)
-            for _ in range(3):
-                n = int(torch.randint(2, 7, (1,), generator=g))
-                src = torch.randint(4, len(model.src_vocab), (1, n), generator=g)
-                _beam_search_case(fn, f"random network {seed}", model, src, torch.tensor([n]),
-                                  3, 6)
-        return "9 sentences of small random networks, k = 3"
-
-    def exhaustive():
-        # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most:
-        # 6^3 live hypotheses x 7 tokens = 1,512 candidates at the last step, fewer than k.
-        for seed, src in ((3, [8, 9]), (8, [5, 6, 7])):
-            model = tiny_model(seed)
-            _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
-                              torch.tensor([len(src)]), 2000, 4, exhaustive=True)
-        table = TableModel(walkthrough_table())
-        _beam_search_case(fn, "the k = 2 walk-through table", table, *table.inputs(), 2000, 3,
-                          exhaustive=True)
-        return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
-
-    def one_call_per_step():
-        # Last, once the answers are right: the live hypotheses go through the decoder together.
-        model, max_len = tiny_model(1), 6
-        calls, step = [], model.decoder.step
-
-        def counted(prev, state, context):
-            calls.append(prev.numel())  # prev (n,): one row per live hypothesis
-            return step(prev, state, context)
-
-        model.decoder.step = counted
-        try:
-            call(fn, model, torch.tensor([[5, 6, 7, 8]]), torch.tensor([4]), 3, max_len,
-                 names=BEAM_NAMES, hint=DECODING_HINT, where="random network 1")
-        finally:
-            del model.decoder.step  # back to the Decoder's own method
-        if len(calls) > max_len:
-            raise Mismatch(f"the answers are right, but you called model.decoder.step "
-                           f"{len(calls)} times for one sentence of at most {max_len} steps, "
-                           f"with at most {max(calls)} hypothes{'is' if max(calls) == 1 else 'es'}"
-                           f" per call: step all the live hypotheses together, in ONE call per "
-                           f"step. Stack their last tokens into prev (n,), keep their states as "
-                           f"one (L, n, H) tensor (with context.expand(n, -1)), and once the k "
-                           f"best are chosen, take their parents' states with "
-                           f"state.index_select(1, parents)")
-        return f"one decoder call per step ({len(calls)} calls, up to {max(calls)} rows each)"
-
-    return run_checks("beam search with a pool of finished hypotheses", on_tables, on_networks,
-                      exhaustive, one_call_per_step)
-
-
-# ---------------------------------------------------------------------------------------------
-# GNMT's length penalty, and the alpha at which it changes a ranking
-# ---------------------------------------------------------------------------------------------
-
-GNMT_NAMES = ("raw", "lengths", "alpha")
-FLIP_NAMES = ("raw_short", "len_short", "raw_long", "len_long")
-
-
-def gnmt_penalty(lengths: torch.Tensor, alpha: float) -> torch.Tensor:
-    """Wu et al. (2016)'s length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha."""
-    return ((5.0 + lengths.double()) / 6.0) ** alpha
-
-
-def gnmt_flip(raw_short: float, len_short: int, raw_long: float, len_long: int) -> float:
-    """The alpha above which the longer of two finished hypotheses wins under GNMT's penalty:
-    raw_s / lp_s = raw_l / lp_l  <=>  alpha = log(raw_l / raw_s) / log((5 + L_l) / (5 + L_s))."""
-    return math.log(raw_long / raw_short) / math.log((5 + len_long) / (5 + len_short))
-
-
-def check_gnmt(score_fn, flip_fn=None) -> CheckResult:
-    """`score_fn(raw (N,), lengths (N,), alpha)` -> log P / lp (N,) with GNMT's length penalty;
-    `flip_fn(raw_short, len_short, raw_long, len_long)` -> the alpha at which the longer
-    hypothesis starts to win (both log-probabilities negative, the longer one lower)."""
-    raw = torch.tensor([-0.5, -2.0, -3.5, -6.0, -9.0], dtype=torch.float64)
-    lengths = torch.tensor([1, 2, 4, 6, 10])
-
-    def scores():
-        for alpha in (0.0, 0.6, 1.0, 1.5):
-            got = call(score_fn, raw.clone(), lengths.clone(), alpha, names=GNMT_NAMES)
-            got = torch.as_tensor(got).double()
-            expect_shape(f"the scores for alpha={alpha}", got, (len(raw),))
-            want = raw / gnmt_penalty(lengths, alpha)
-            if torch.allclose(got, want, atol=1e-6):
-                continue
-            L = lengths.double()
-            mistakes = {
-                "you divided by L^alpha, the penalty of the chapter; GNMT's is "
-                "((5 + L) / 6)^alpha": raw / L ** alpha,
-                "you multiplied by the penalty; divide the log-probability by it, so that "
-                "long outputs are not punished more": raw * gnmt_penalty(lengths, alpha),
-                "you left out the division by 6: it does not change any ranking, but the "
-                "scores are not GNMT's (with it, a one-token output keeps log P)":
-                    raw / (5.0 + L) ** alpha,
-                "you divided by ((5 + L) / 6) without the power alpha": raw / ((5.0 + L) / 6.0),
-            }
-            for message, value in mistakes.items():
-                if torch.allclose(got, value, atol=1e-6):
-                    raise Mismatch(f"alpha={alpha}: {message}")
-            expect_close(f"the scores for alpha={alpha}", got, want)
-        return "log P / ((5 + L) / 6)^alpha for alpha in 0, 0.6, 1, 1.5"
-
-    def flip():
-        if flip_fn is None:
-            return "no flip function given"
-        cases = [(-2.0, 3, -2.6, 6), (-1.2, 2, -3.0, 9), (-4.0, 5, -4.4, 7)]
-        for rs, ls, rl, ll in cases:
-            got = call(flip_fn, rs, ls, rl, ll, names=FLIP_NAMES)
-            if not is_number(got):
-                raise Mismatch(f"return the alpha as a number, got {type(got).__name__}")
-            want = gnmt_flip(rs, ls, rl, ll)
-            plain = math.log(rl / rs) / math.log(ll / ls)
-            if abs(got - want) <= 1e-4 * max(1.0, abs(want)):
-                continue
-            if abs(got - plain) <= 1e-4 * max(1.0, abs(plain)):
-                raise Mismatch(f"for log P {rs} (L={ls}) against {rl} (L={ll}) you found "
-                               f"{got:.3f}, where L^alpha flips the ranking; with GNMT's "
-                               f"penalty the lengths enter as 5 + L, so it flips later, at "
-                               f"{want:.3f}")
-            raise Mismatch(f"for log P {rs} (L={ls}) against {rl} (L={ll}) the ranking "
-                           f"changes at alpha = {want:.3f}, you returned {got}. Set the two "
-                           f"scores equal and solve for alpha (take logs of both sides)")
-        return "the alpha where the longer hypothesis starts to win, on three pairs"
-
-    return run_checks("GNMT's length penalty", scores, flip)
+    return run_checks("beam search with a pool of finished hypotheses",
+                      *[lambda part=part: part(fn) for part in _BEAM_PARTS])
 
 
 # ---------------------------------------------------------------------------------------------
