@@ -105,7 +105,7 @@ chapter-models: setup reference
 
 # The Playground page's model: the reference model exported to ONNX (int8 weights) with its
 # vocabularies, in _build/playground/<key>/ (lib/course/playground.py). The key hashes the reference
-# model's cache key and the export code, so a changed model is exported again; when nothing
+# model's cache key and EXPORT_VERSION, so a changed model is exported again; when nothing
 # changed this only checks the key. The attention chapter's fine-tuned copy goes into <key>/attention/
 # (`make chapter-models` caches it first; the site build also exports it at its end, should the
 # cache have lost it: scripts/playground_site.py).
