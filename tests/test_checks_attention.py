@@ -3,6 +3,8 @@ message that names them, and reports an unfinished skeleton as not done."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from conftest import assert_rejects, skeleton
@@ -10,6 +12,7 @@ from conftest import assert_rejects, skeleton
 from lib.attention import AdditiveAttention, Memory, source_mask
 from lib.attention import masked_softmax as lib_masked_softmax
 from lib.checks import attention as checks
+from lib.checks.harness import Mismatch
 
 # --- the scores of all steps ------------------------------------------------------------------
 
@@ -181,6 +184,39 @@ def test_softmax_in_place_message_uses_the_learners_own_name():
         return fill_in_place(logits, n)
 
     assert_rejects(checks.check_masked_softmax(renamed), "`logits` in place")
+
+
+def test_softmax_reference_is_the_chapters_masked_softmax_with_empty_rows_zero():
+    scores = torch.randn(3, 5, dtype=torch.float64)
+    lengths = torch.tensor([5, 0, 2])
+    ref = checks.softmax_reference(scores, lengths)
+    chapter = lib_masked_softmax(scores, source_mask(lengths, 5))
+    assert torch.equal(ref[[0, 2]], chapter[[0, 2]])
+    assert torch.equal(ref[1], torch.zeros(5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("weights, words", [
+    ([[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]], None),  # right: the empty row all 0
+    ([[0.5, 0.5, 0.0], [float("nan")] * 3], "no real position (length 0)"),
+    ([[0.4, 0.4, 0.2], [0.0, 0.0, 0.0]], "your mask is off by one"),
+    ([[0.5, 0.5, 0.0], [0.2, 0.0, 0.0]], "this row has no real position at all"),
+    ([[0.4, 0.4, 0.0], [0.0, 0.0, 0.0]], "weights sum to 0.8000, not 1"),
+])
+def test_softmax_values_names_what_is_wrong_with_the_weights(weights, words):
+    scores = torch.zeros(2, 3, dtype=torch.float64)
+    got = torch.tensor(weights, dtype=torch.float64)
+    if words is None:
+        checks._softmax_values(got, scores, torch.tensor([2, 0]), "x")
+        return
+    with pytest.raises(Mismatch, match=re.escape(words)):
+        checks._softmax_values(got, scores, torch.tensor([2, 0]), "x")
+
+
+def test_softmax_gradient_names_detached_weights():
+    leaf = torch.zeros(2, 3, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(Mismatch, match="gradient of the scores is missing"):
+        checks._softmax_gradient(torch.softmax(leaf, -1).detach(), leaf, "x")
+    checks._softmax_gradient(torch.softmax(leaf, -1), leaf, "x")
 
 
 # --- the contexts of all steps, from a time-major memory --------------------------------------

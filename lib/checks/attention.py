@@ -27,14 +27,15 @@ from types import SimpleNamespace
 
 import torch
 
-from lib.attention import AdditiveAttention
+from lib.attention import AdditiveAttention, masked_softmax, source_mask
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
-from lib.course.verdicts import count_of
+from lib.course.verdicts.wording import count_of
 from lib.decoder import Decoder
 from lib.experiments.timing import decoder_step_macs
 
 # ---------------------------------------------------------------------------------------------
-# The reference answers: explicit loops, independent of lib.attention's batched code
+# The reference answers: lib.attention's masked softmax, and explicit loops where lib
+# has no function of its own (all steps' scores and contexts at once)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -53,13 +54,11 @@ def scores_reference(s, H, W_s, W_h, v) -> torch.Tensor:
 
 
 def softmax_reference(scores, lengths) -> torch.Tensor:
-    """Softmax over each row's first lengths[b] positions, zeros after them (and on a row of
-    length 0)."""
-    out = torch.zeros_like(scores)
-    for b, n in enumerate(lengths.tolist()):
-        if n:
-            out[b, :n] = torch.softmax(scores[b, :n], dim=0)
-    return out
+    """`lib.attention.masked_softmax` over each row's first lengths[b] positions, zeros after
+    them, and zeros on a row of length 0 (where the chapter's masked softmax, which needs a
+    real position, gives nan)."""
+    mask = source_mask(lengths, scores.size(-1))  # (B, S)
+    return masked_softmax(scores, mask).masked_fill(~mask, 0.0)
 
 
 def contexts_reference(weights, states) -> torch.Tensor:
@@ -147,9 +146,9 @@ def check_all_scores(fn) -> CheckResult:
 # ---------------------------------------------------------------------------------------------
 
 
-def _softmax_case(fn, scores, lengths, what: str) -> str:
-    leaf = scores.clone().requires_grad_(True)  # for the gradient check at the end
-    scores = leaf.clone()  # (B, S) not a leaf: an in-place change is named, not refused
+def _softmax_call(fn, scores, lengths, what: str):
+    """The learner's weights for `scores`; an in-place change of the scores is named with why it
+    matters (the caller may still read them)."""
     try:  # the harness compares every argument with its snapshot from before the call
         got = call(fn, scores, lengths, names=("scores", "lengths"))
     except Mismatch as e:
@@ -158,10 +157,12 @@ def _softmax_case(fn, scores, lengths, what: str) -> str:
         raise Mismatch(f"{what}: {e}. The scores are the caller's, who may still read them (to "
                        f"print them, or to mask them another way): masked_fill makes a new "
                        f"tensor, masked_fill_ changes the caller's") from None
-    got = _tensor("the weights (B, S)", got)
-    weights = got
-    got = got.detach().to(torch.float64)
-    expect_shape("the weights", got, tuple(scores.shape))
+    return _tensor("the weights (B, S)", got)
+
+
+def _softmax_values(got: torch.Tensor, scores, lengths, what: str) -> None:
+    """Weights (B, S) in float64 against the masked softmax: nan on an empty row, overflow,
+    weight on padding (an off-by-one mask named) and rows that do not sum to 1 each named."""
     positions = torch.arange(scores.size(1)).unsqueeze(0)  # (1, S)
     pad = positions >= lengths.unsqueeze(1)  # (B, S)
     empty = lengths == 0  # (B,) rows with no real position
@@ -196,13 +197,18 @@ def _softmax_case(fn, scores, lengths, what: str) -> str:
                        f"the weight")
     expect_close("the weights", got, softmax_reference(scores.detach().to(torch.float64),
                                                        lengths), atol=1e-6)
+
+
+def _softmax_gradient(weights: torch.Tensor, leaf: torch.Tensor, what: str) -> None:
+    """The scores' gradient flows back through the weights, finite: detached weights and an
+    in-place change that breaks backward are named."""
     if not weights.requires_grad:
         raise Mismatch(f"{what}: the gradient of the scores is missing: your weights do not "
                        f"depend on the scores through autograd (.detach(), a detour through "
                        f"numpy, or torch.no_grad), so the attention layer could not learn")
     g = torch.Generator().manual_seed(5)
     try:
-        (weights * torch.randn(scores.shape, generator=g, dtype=weights.dtype)).sum().backward()
+        (weights * torch.randn(leaf.shape, generator=g, dtype=weights.dtype)).sum().backward()
     except RuntimeError as e:
         raise Mismatch(f"{what}: the gradient cannot flow back through your weights ({e}). "
                        f"An in-place change of a tensor the softmax still needs for its "
@@ -212,6 +218,16 @@ def _softmax_case(fn, scores, lengths, what: str) -> str:
         raise Mismatch(f"{what}: the gradient of the scores is missing or not finite: the "
                        f"weights must be computed from the scores with differentiable "
                        f"operations (no .detach(), no nan on the way)")
+
+
+def _softmax_case(fn, scores, lengths, what: str) -> str:
+    leaf = scores.clone().requires_grad_(True)  # for the gradient check at the end
+    scores = leaf.clone()  # (B, S) not a leaf: an in-place change is named, not refused
+    weights = _softmax_call(fn, scores, lengths, what)
+    got = weights.detach().to(torch.float64)
+    expect_shape("the weights", got, tuple(scores.shape))
+    _softmax_values(got, scores, lengths, what)
+    _softmax_gradient(weights, leaf, what)
     return what
 
 

@@ -196,12 +196,13 @@ def check_masked_cross_entropy(fn) -> CheckResult:
 def smoothed_shortlist_reference(logits: torch.Tensor, targets: torch.Tensor, pad: int,
                                  eps: float, listed: torch.Tensor) -> torch.Tensor:
     """Mean over real tokens of (1 - eps)(-log P_S(y*)) + eps * mean_{v in S}(-log P_S(v)),
-    P_S the softmax over the columns `listed` (sorted word ids holding every target)."""
+    P_S the softmax over the columns `listed` (sorted word ids holding every target): the
+    label-smoothed `lib.head.masked_cross_entropy` of the listed columns, each target read as
+    its column there."""
     real = targets != pad  # (B, T)
-    logp = torch.log_softmax(logits[real][:, listed], -1)  # (N, C)
-    column = torch.searchsorted(listed, targets[real])  # (N,) each target's column in S
-    nll = -logp.gather(1, column.unsqueeze(1)).squeeze(1)  # (N,)
-    return ((1 - eps) * nll - eps * logp.mean(-1)).mean()
+    column = torch.searchsorted(listed, targets.masked_fill(~real, int(listed[0])))  # (B, T)
+    return masked_cross_entropy(logits[..., listed], column.masked_fill(~real, -1), pad=-1,
+                                label_smoothing=eps)
 
 
 def _smoothed_variants(logits, targets, pad, eps, listed) -> dict[str, float]:
