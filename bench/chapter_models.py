@@ -6,8 +6,7 @@ model as it is, and two copies of it fine-tuned on joined pairs, one with its fi
 one with attention. This records, for each, corpus BLEU per source-length bucket, its training
 steps and minutes, the seconds it took to translate the test sources, and its key: the name of
 the result file `lib.experiments.long_inputs.cached_runs` keeps (a hash of its settings, the
-reference
-model's key and the code), beside the reference model's key. The models come from that cache
+reference model's key and torch), beside the reference model's key. The models come from that cache
 when a build left them there; the missing ones are made as the chapter makes them (fine-tuned
 side by side, or downloaded where lib.experiments.long_inputs fetches published runs).
 
@@ -17,6 +16,7 @@ models present.
 
     python -m bench.chapter_models run       # -> RESULTS, and its JSON on stdout
     python -m bench.chapter_models splice    # BENCHMARKS.md's section, from RESULTS
+    python -m bench.chapter_models rekey --why "..."   # new keys, same runs: RESULTS renamed
 
 RESULTS (bench/results/chapter-models-cpu.json) is committed: a full `make bench` runs this
 again, and `splice` renders it into BENCHMARKS.md without a full run.
@@ -35,6 +35,7 @@ import torch
 
 from bench import book, recipe_check, report
 from bench.common import cpu_model
+from lib.bleu import paired_bootstrap
 from lib.course import reference
 from lib.data import load_corpus
 from lib.experiments import long_inputs
@@ -75,7 +76,7 @@ def longest_bucket(runs: dict, groups) -> dict:
     last = long_inputs.BUCKETS[-1]
     idx = [i for i, (en, _, _) in enumerate(groups)
            if long_inputs.bucket_of(long_inputs.source_length(en)) == last]
-    diff, lo, hi = long_inputs.paired_bootstrap(
+    diff, lo, hi = paired_bootstrap(
         [runs[ATTENTION]["hypotheses"][i] for i in idx],
         [runs[FIXED]["hypotheses"][i] for i in idx], [groups[i][1] for i in idx])
     return {"bucket": long_inputs.bucket_label(last), "sources": len(idx), "difference": diff,
@@ -110,6 +111,20 @@ def run(time_chapter: bool = True) -> dict:
     return record
 
 
+def rekey(data: dict, why: str, date: str) -> dict:
+    """`data` with each model's key made current, when only the key's formula changed: the
+    reference model and every config must be the current ones, else the figures describe other
+    models and this refuses."""
+    if data["reference_key"] != reference.reference_key():
+        raise SystemExit("the results name another reference model: run them again")
+    configs = {m["label"]: m["config"] for m in data["models"]}
+    if configs != {label: dataclasses.asdict(c) for label, c in CONFIGS.items()}:
+        raise SystemExit("the results' configs are not the current ones: run them again")
+    old = {m["label"]: m["key"] for m in data["models"]}
+    models = [dict(m, key=model_key(CONFIGS[m["label"]])) for m in data["models"]]
+    return dict(data, models=models, rekeyed={"date": date, "why": why, "old": old})
+
+
 def committed_results(path: Path | None = None) -> dict:
     """RESULTS (or `path`) as the report reads it (results["chapter_models"])."""
     return json.loads((path or RESULTS).read_text(encoding="utf-8"))
@@ -129,11 +144,19 @@ def main(argv=None) -> None:
     s = sub.add_parser("splice")
     s.add_argument("--results", type=Path, default=RESULTS)
     s.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
+    k = sub.add_parser("rekey")
+    k.add_argument("--results", type=Path, default=RESULTS)
+    k.add_argument("--why", required=True, help="why the keys changed")
     args = p.parse_args(argv)
     if args.cmd == "run":
         record = run(time_chapter=not args.skip_chapter)
         args.results.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         print(json.dumps(record))
+    elif args.cmd == "rekey":
+        record = rekey(committed_results(args.results), args.why, time.strftime("%Y-%m-%d"))
+        args.results.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"{args.results}: " + ", ".join(f"{m['label']} -> {m['key']}"
+                                              for m in record["models"]))
     else:
         text = report.splice(args.report.read_text(encoding="utf-8"),
                              section(committed_results(args.results)),

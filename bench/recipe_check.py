@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from bench import report
 from bench.common import cpu_model
 from lib import train as training
 from lib.course import checkpoint, reference
@@ -77,16 +78,6 @@ def run(name: str) -> dict:
     return record
 
 
-def table(records: list[dict]) -> str:
-    lines = ["| run | changes from the reference recipe (key) | greedy | beam 5 |",
-             "|---|---|---|---|"]
-    for r in records:
-        changes = ", ".join(f"{k}={v}" for k, v in r["overrides"].items()) or "none"
-        lines.append(f"| {r['name']} | {changes} (`{r['reference_key']}`) | {r['greedy']:.2f} | "
-                     f"{r['beam5']:.2f} |")
-    return "\n".join(lines)
-
-
 def record_run(record: dict, results: Path = RESULTS) -> dict:
     """Add (or replace, by name) one run in the committed results file."""
     data = json.loads(results.read_text()) if results.exists() else {"runs": []}
@@ -125,9 +116,7 @@ def main(argv=None) -> None:
         record_run(record)
         print(json.dumps(record))
     else:
-        from bench import report  # report imports this module: only here, to avoid the cycle
-
-        section = "\n".join(report._section_sweep({"sweep": committed_results()}))
+        section = "\n".join(report.section_sweep({"sweep": committed_results()}))
         args.report.write_text(splice(args.report.read_text(), section))
         print(f"wrote the sweep section of {args.report}")
 

@@ -16,8 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench import recipe_check, sweep
-from lib.course import verdicts
+from bench import sweep
+from lib.course.verdicts import wording
 
 NOT_MEASURED = "not measured in this run"
 
@@ -373,7 +373,18 @@ def sweep_verdict(runs: list[dict], targets: dict = SWEEP_TARGETS) -> str:
             f"({best['beam5']['name']}).")
 
 
-def _section_sweep(r: dict) -> list[str]:
+def recipe_table(records: list[dict]) -> str:
+    """The CPU runs of bench.recipe_check, one row each."""
+    lines = ["| run | changes from the reference recipe (key) | greedy | beam 5 |",
+             "|---|---|---|---|"]
+    for r in records:
+        changes = ", ".join(f"{k}={v}" for k, v in r["overrides"].items()) or "none"
+        lines.append(f"| {r['name']} | {changes} (`{r['reference_key']}`) | {r['greedy']:.2f} | "
+                     f"{r['beam5']:.2f} |")
+    return "\n".join(lines)
+
+
+def section_sweep(r: dict) -> list[str]:
     both = fig(r, "sweep")
     gpu, cpu = fig(both, "gpu"), fig(both, "cpu")
     gpu_runs = [dict(v, name=k) for k, v in fig(gpu, "results").items()]
@@ -390,7 +401,7 @@ def _section_sweep(r: dict) -> list[str]:
         f"{fig(cpu, 'runs')[0]['test_sentences']:,} test sentences. "
         + sweep_verdict(fig(cpu, "runs")),
         "",
-        recipe_check.table(fig(cpu, "runs")),
+        recipe_table(fig(cpu, "runs")),
         "",
         f"**The earlier GPU sweep** (`python -m bench.sweep`, {fig(gpu, 'device')}, "
         f"{fig(gpu, 'date')}): {len(gpu_runs)} variants of a base recipe without the shortlist "
@@ -413,8 +424,8 @@ def long_input_verdict(fixed: list[float], attention: list[float], first: str, l
                        tolerance: float = LONG_INPUT_TOLERANCE) -> str:
     """Whether the fixed-vector copy's BLEU falls with source length and attention's holds:
     one sentence from the BLEU of each bucket, shortest first (`first`, `last`: their labels)."""
-    f = verdicts.trend(fixed, tolerance)
-    a = verdicts.trend(attention, tolerance)
+    f = wording.trend(fixed, tolerance)
+    a = wording.trend(attention, tolerance)
     head = (f"Counting a change within {tolerance:g} BLEU as holding: from sources of {first} "
             f"tokens to sources of {last} tokens, the fixed-vector copy's BLEU {f} "
             f"({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention copy's {a} "
@@ -423,10 +434,10 @@ def long_input_verdict(fixed: list[float], attention: list[float], first: str, l
         return head + ": the pattern the bottleneck predicts."
     if f == "falls":
         drop_f, drop_a = fixed[0] - fixed[-1], attention[0] - attention[-1]
-        less = verdicts.comparison(drop_f, drop_a, tolerance,
-                                   more="less than the fixed-vector copy",
-                                   less="more than the fixed-vector copy",
-                                   same="about as much as the fixed-vector copy")
+        less = wording.comparison(drop_f, drop_a, tolerance,
+                                  more="less than the fixed-vector copy",
+                                  less="more than the fixed-vector copy",
+                                  same="about as much as the fixed-vector copy")
         return (head + f": attention falls too, by {less}, so at this budget it does not remove "
                 "the fall.")
     return head + ": the fixed-vector copy does not fall, so no bottleneck shows at this budget."
@@ -460,6 +471,17 @@ def chapter_time_verdict(chapter: dict, target_s: float) -> str:
             f"{target_s:g} s). Where the time went, the slowest cells: {where}.")
 
 
+def rekeyed_note(d: dict) -> str:
+    """One sentence when bench.chapter_models rekey renamed the models after the key's formula
+    changed (the figures were not measured again), else nothing."""
+    if not d.get("rekeyed"):
+        return ""
+    r = d["rekeyed"]
+    old = ", ".join(f"`{k}`" for k in fig(r, "old").values())
+    return (f" Re-keyed on {fig(r, 'date')} from {old}: {fig(r, 'why')}; the figures were "
+            "measured under the old keys with the same settings and were not measured again.")
+
+
 def section_chapter_models(r: dict) -> list[str]:
     d = fig(r, "chapter_models")
     models = fig(d, "models")
@@ -482,7 +504,7 @@ def section_chapter_models(r: dict) -> list[str]:
         "model; *made by* says whether this run read it from the cache or made it. A model's "
         "key names its result and weights in the cache "
         "(`lib.experiments.long_inputs.weights_path`: a hash "
-        "of its settings, the reference model's key, the code and torch).",
+        "of its settings, the reference model's key and torch)." + rekeyed_note(d),
         "",
         "| model | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
                                   for b in fig(models[0], "buckets"))
@@ -507,8 +529,8 @@ def section_chapter_models(r: dict) -> list[str]:
         f"On the {fig(long, 'sources'):,} sources of {fig(long, 'bucket')} tokens, attention "
         f"minus fixed vector is {fig(long, 'difference'):+.1f} BLEU (95 % interval "
         f"{fig(long, 'low'):+.1f} to {fig(long, 'high'):+.1f}, paired bootstrap). "
-        + verdicts.paired_difference(long["low"], long["high"], "The attention copy",
-                                     "the fixed-vector copy") + ".",
+        + wording.paired_difference(long["low"], long["high"], "The attention copy",
+                                    "the fixed-vector copy") + ".",
         "",
         "Target (issue #26): the chapter executes in at most "
         f"{TARGETS['chapter_minutes'] * 60:g} s on 2 CPU cores with its models present "
@@ -601,7 +623,7 @@ def render(results: dict) -> str:
              + _section_training(results) + _section_decoding(results)
              + _section_bleu(results) + _section_limit(results) + section_book(results)
              + section_chapter_models(results) + _section_playground(results)
-             + _section_sweep(results))
+             + section_sweep(results))
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -1,10 +1,12 @@
 """Pick the device the course runs on: CUDA, then Apple's MPS, then the CPU.
 
 `SEQ2SEQ_DEVICE=cpu` (or an explicit argument) overrides the choice, e.g. to compare timings.
+`one_thread` runs small CPU work on one thread, where more threads mostly wait for each other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import torch
@@ -44,3 +46,17 @@ def pick_device(name: str | torch.device | None = None) -> torch.device:
     if device.type not in ("cpu", "cuda", "mps"):
         raise ValueError(f"unsupported device {name!r}: use 'cpu', 'cuda' or 'mps'")
     return device
+
+
+@contextlib.contextmanager
+def one_thread(active: bool = True):
+    """Run torch's CPU work inside the block on one intra-op thread (when `active`), then
+    restore the thread count: small tensors gain nothing from more threads, and on a busy
+    machine extra threads mostly wait for each other."""
+    threads = torch.get_num_threads()
+    if active:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -106,3 +106,23 @@ def test_make_bench_runs_the_chapter_models_then_the_playground(monkeypatch, tmp
     assert part == {"chapter_models": {"models": []},
                     "playground": {"command": "python -m bench.playground --repeats 11",
                                    "output": run_output(["x"])}}
+
+
+def test_rekey_renames_the_same_runs_and_refuses_other_ones():
+    """A change of the key's formula alone: the committed figures stay, their keys follow, and
+    the report says so; another reference model or config is refused."""
+    data = chapter_models.committed_results()
+    old = {m["label"]: m["key"] for m in data["models"]}
+    again = chapter_models.rekey(data, "the formula changed", "2030-01-01")
+    assert {m["label"]: m["key"] for m in again["models"]} == {
+        label: chapter_models.model_key(c) for label, c in chapter_models.CONFIGS.items()}
+    assert [dict(m, key=None) for m in again["models"]] == [dict(m, key=None)
+                                                             for m in data["models"]]
+    assert again["rekeyed"] == {"date": "2030-01-01", "why": "the formula changed", "old": old}
+    assert "Re-keyed on 2030-01-01 from " in chapter_models.section(again)
+    assert "Re-keyed" not in chapter_models.section(dict(data, rekeyed=None))
+    with pytest.raises(SystemExit, match="another reference model"):
+        chapter_models.rekey(dict(data, reference_key="0" * 16), "x", "2030-01-01")
+    models = [dict(m, config=dict(m["config"], steps=1)) for m in data["models"]]
+    with pytest.raises(SystemExit, match="configs are not the current ones"):
+        chapter_models.rekey(dict(data, models=models), "x", "2030-01-01")

@@ -245,7 +245,7 @@ def test_the_sweep_section_is_spliced_in_place_or_appended():
 
 def test_benchmarks_md_reports_the_committed_sweeps():
     text = (Path(__file__).resolve().parents[1] / "BENCHMARKS.md").read_text()
-    section = "\n".join(report._section_sweep({"sweep": recipe_check.committed_results()}))
+    section = "\n".join(report.section_sweep({"sweep": recipe_check.committed_results()}))
     assert section.strip() in text, "run `python -m bench.recipe_check splice` (or make bench)"
 
 

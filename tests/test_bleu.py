@@ -34,11 +34,12 @@ from lib.bleu import (
     closest_ref_length,
     corpus_bleu,
     ngrams,
+    paired_bootstrap,
     sentence_bleu,
     tokenize,
     tokenize_13a,
 )
-from lib.evaluate import reference_streams
+from lib.evaluate import reference_streams, sacrebleu_score
 
 LIB_VERSION = f"lib-{lib.__version__}"
 FRA_TXT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "fra-eng" / "fra.txt"
@@ -557,3 +558,16 @@ def test_equals_sacrebleu_on_the_reference_models_test_outputs():
             s_ours = sentence_bleu(hyps[i], refs[i])
             s_theirs = sacrebleu.sentence_bleu(hyps[i], refs[i])
             assert abs(s_ours.score - s_theirs.score) < 1e-9
+
+
+def test_paired_bootstrap_of_a_system_against_itself_is_zero():
+    refs = [["le chat est noir ."], ["il pleut ."], ["je suis ici ."], ["tu es là ."]]
+    a = ["le chat est noir .", "il pleut beaucoup .", "je suis là .", "tu es ici ."]
+    b = ["un chat noir .", "il neige .", "je suis ici .", "tu es là ."]
+    assert paired_bootstrap(a, a, refs, rounds=50) == (0.0, 0.0, 0.0)
+    diff, lo, hi = paired_bootstrap(a, b, refs, rounds=200)
+    assert diff == pytest.approx(sacrebleu_score(a, refs).score
+                                 - sacrebleu_score(b, refs).score, abs=1e-6)
+    assert lo <= hi
+    with pytest.raises(ValueError):
+        paired_bootstrap(a, b[:2], refs)

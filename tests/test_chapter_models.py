@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import importlib.util
 import io
 import json
 import re
@@ -95,7 +94,7 @@ def reader(tmp_path, monkeypatch, published):
 
 @functools.cache
 def _run(config: FinetuneConfig) -> chapter_models.Run:
-    """long_inputs.cached_run(config), worked out once (its keys hash the code)."""
+    """long_inputs.cached_run(config), worked out once (its keys hash the corpus)."""
     return long_inputs.cached_run(config)
 
 
@@ -138,19 +137,8 @@ def _write_manifest(root: Path, label: str, manifest: dict) -> None:
 # --- the key ---------------------------------------------------------------------------------
 
 
-def _module(folder: Path, name: str, text: str):
-    """A module `name` from its own file in `folder` (inspect caches sources by file name)."""
-    folder.mkdir()
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_published_key_hashes_config_reference_code_and_training_torch(tmp_path,
-                                                                           monkeypatch):
+def test_the_published_key_hashes_config_reference_training_torch_and_version(monkeypatch):
+    """Like the reference model's key: what training does, not the code's text."""
     key = long_inputs.cached_run(FinetuneConfig()).key
     assert re.fullmatch(r"[0-9a-f]{16}", key)
     assert long_inputs.cached_run(FinetuneConfig()).tag == f"long-inputs-{key}"
@@ -162,13 +150,14 @@ def test_the_published_key_hashes_config_reference_code_and_training_torch(tmp_p
     monkeypatch.setattr(training, "TRAINING_TORCH", "9.9.9")
     assert long_inputs.cached_run(FinetuneConfig()).key != key
     monkeypatch.undo()
-    a = _module(tmp_path / "a", "mod", "def f():\n    return 1\n")
-    same = _module(tmp_path / "b", "mod", '"""Prose."""\n\n\ndef f():  # a comment\n    return 1\n')
-    other = _module(tmp_path / "c", "mod", "def f():\n    return 2\n")
-    first = chapter_models.published_key("x", {"n": 1}, (a,))
-    assert chapter_models.published_key("x", {"n": 1}, (same,)) == first
-    assert chapter_models.published_key("x", {"n": 1}, (other,)) != first
-    assert chapter_models.published_key("x", {"n": 2}, (a,)) != first
+    monkeypatch.setattr(training, "TRAINING_VERSION", training.TRAINING_VERSION + 1)
+    assert long_inputs.cached_run(FinetuneConfig()).key != key
+    monkeypatch.undo()
+    assert long_inputs.cached_run(FinetuneConfig()).key == key
+    first = chapter_models.published_key("x", {"n": 1})
+    assert chapter_models.published_key("x", {"n": 1}) == first
+    assert chapter_models.published_key("x", {"n": 2}) != first
+    assert chapter_models.published_key("y", {"n": 1}) != first
 
 
 def test_the_published_key_ignores_the_runtime_torch_that_memos_key_holds(monkeypatch,
@@ -184,8 +173,8 @@ def test_the_published_key_ignores_the_runtime_torch_that_memos_key_holds(monkey
 
 
 def test_runs_must_share_one_memo_name():
-    runs = {"a": chapter_models.Run("one", {}, ()), "b": chapter_models.Run("two", {}, ())}
-    with pytest.raises(ValueError, match="one memo name and modules, got 2"):
+    runs = {"a": chapter_models.Run("one", {}), "b": chapter_models.Run("two", {})}
+    with pytest.raises(ValueError, match="one memo name, got 2"):
         chapter_models.cached(runs, lambda label: {}, "toys")
 
 
@@ -397,7 +386,7 @@ def test_memo_and_the_fetch_agree_on_where_a_result_lives(tmp_path, monkeypatch)
     monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
     config = FinetuneConfig(attention=True)
     run = long_inputs.cached_run(config)
-    assert run.result == memo.result_path("long-inputs", run.settings, run.modules)
+    assert run.result == memo.result_path("long-inputs", run.settings)
     assert run.weights == long_inputs.weights_path(config) == run.result.with_suffix(".pt")
     assert long_inputs.cached_run(FinetuneConfig(steps=0)).weights is None
 

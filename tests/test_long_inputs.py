@@ -1,5 +1,4 @@
-"""lib.experiments.long_inputs: the attention chapter's copies of a model, its buckets, its paired
-bootstrap and its step timer."""
+"""lib.experiments.long_inputs: the attention chapter's copies of a model and its buckets."""
 
 from __future__ import annotations
 
@@ -49,26 +48,6 @@ def test_bleu_by_bucket_is_sacrebleu_on_each_bucket():
     assert rows[2][2] != rows[2][2]  # an empty bucket has no score (nan)
     with pytest.raises(ValueError):
         long_inputs.bleu_by_bucket(hyps[:2], groups)
-
-
-def test_paired_bootstrap_of_a_system_against_itself_is_zero():
-    refs = [["le chat est noir ."], ["il pleut ."], ["je suis ici ."], ["tu es là ."]]
-    a = ["le chat est noir .", "il pleut beaucoup .", "je suis là .", "tu es ici ."]
-    b = ["un chat noir .", "il neige .", "je suis ici .", "tu es là ."]
-    assert long_inputs.paired_bootstrap(a, a, refs, rounds=50) == (0.0, 0.0, 0.0)
-    diff, lo, hi = long_inputs.paired_bootstrap(a, b, refs, rounds=200)
-    assert diff == pytest.approx(sacrebleu_score(a, refs).score
-                                 - sacrebleu_score(b, refs).score, abs=1e-6)
-    assert lo <= hi
-    with pytest.raises(ValueError):
-        long_inputs.paired_bootstrap(a, b[:2], refs)
-
-
-@pytest.mark.parametrize("attention", [False, True])
-def test_step_seconds_times_a_step(attention):
-    model = long_inputs.copy_of(tiny_model(0, hidden=16, emb_dim=8), attention)
-    seconds = long_inputs.step_seconds(model, 7, batch=4, steps=3, rounds=2)
-    assert 0 < seconds < 60  # a loaded machine is slow; the point is a positive time
 
 
 def test_finetune_runs_exactly_its_steps_and_zero_steps_do_nothing():

@@ -17,8 +17,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from lib.checks.attention import budget_reference
 from lib.decoder import Decoder
 from lib.experiments import timing
+from lib.experiments.long_inputs import copy_of
 from lib.experiments.reversal import reversal_model
 from lib.experiments.timing import best_times
+from lib.experiments.toy import tiny_model
 
 
 def test_best_time_is_the_known_duration_of_each_candidate():
@@ -263,3 +265,10 @@ def test_step_and_tanh_run_and_refuse_a_model_in_training_mode():
         timing.decoder_step(model.train(), 5)
     with pytest.raises(ValueError, match="source_len must be"):
         timing.decoder_step_macs(model, 0)
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_step_seconds_times_a_step(attention):
+    model = copy_of(tiny_model(0, hidden=16, emb_dim=8), attention)
+    seconds = timing.step_seconds(model, 7, batch=4, steps=3, rounds=2)
+    assert 0 < seconds < 60  # a loaded machine is slow; the point is a positive time

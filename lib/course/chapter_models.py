@@ -1,15 +1,16 @@
 """A chapter's fine-tuned models, published like the reference model so readers download them.
 
 The attention chapter fine-tunes copies of the reference model (`lib.experiments.long_inputs`),
-which takes
-minutes on a CPU. Each such run is a `Run`: a result cached with `lib.course.memo` and, when
-something loads it, the weights file beside it. `make release` publishes each run as a GitHub
-release (`write_release`): the tag names the run's *published* key, which hashes its settings
-(they name the reference model's key), the code of the modules it depends on and the torch it
-is trained with; the release holds the result, the weights and a manifest with the key and each
-file's sha256 and byte count. `cached` then gives the runs from the cache, else downloads the
-published ones (checked against the manifest, under one deadline), else computes them, saying
-why in one line. One process at a time does this work: another waits, then reads the cache.
+which takes minutes on a CPU. Each such run is a `Run`: a result cached with `lib.course.memo`
+and, when something loads it, the weights file beside it. `make release` publishes each run as
+a GitHub release (`write_release`): the tag names the run's *published* key, which hashes its
+settings (they name the reference model's key), the torch it is trained with and
+`lib.train.TRAINING_VERSION`, as the reference model's key does: not the code's text, so a
+refactor that computes the same keeps every published run. The release holds the result, the
+weights and a manifest with the key and each file's sha256 and byte count. `cached` then gives
+the runs from the cache, else downloads the published ones (checked against the manifest, under
+one deadline), else computes them, saying why in one line. One process at a time does this
+work: another waits, then reads the cache.
 
 The published key is not memo's: memo's also hashes the torch *running* the code, and a reader
 (Colab) has another torch than the one the course's models are trained with.
@@ -17,7 +18,6 @@ The published key is not memo's: memo's also hashes the torch *running* the code
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -34,22 +34,21 @@ from lib.course.download import DownloadError, cache_dir, sha256_of
 
 @dataclass(frozen=True)
 class Run:
-    """One cached run: memo's `name`, `settings` (JSON) and `modules`, and where its weights go
-    (None: nothing loads them, so none are published or needed)."""
+    """One cached run: memo's `name` and `settings` (JSON), and where its weights go (None:
+    nothing loads them, so none are published or needed)."""
 
     name: str
     settings: dict
-    modules: tuple
     weights: Path | None = None
 
-    @functools.cached_property  # hashing the modules' code takes a tenth of a second
+    @property
     def result(self) -> Path:
         """Where memo keeps the result (named by memo's key, runtime torch included)."""
-        return memo.result_path(self.name, self.settings, self.modules)
+        return memo.result_path(self.name, self.settings)
 
-    @functools.cached_property
+    @property
     def key(self) -> str:
-        return published_key(self.name, self.settings, self.modules)
+        return published_key(self.name, self.settings)
 
     @property
     def tag(self) -> str:
@@ -65,16 +64,12 @@ class Run:
         return all(path.is_file() for path in self.files().values())
 
 
-def published_key(name: str, settings, modules) -> str:
-    """A short hash of a run's name, settings, the code of `modules` (as memo reads it: no
-    comments or docstrings) and lib.train.TRAINING_TORCH, not the runtime torch."""
-    blob = json.dumps({"name": name, "settings": settings, "torch": training.TRAINING_TORCH},
-                      sort_keys=True)
-    digest = hashlib.sha256(blob.encode())
-    for module in modules:
-        digest.update(module.__name__.encode())
-        digest.update(memo._code(module).encode())
-    return digest.hexdigest()[:16]
+def published_key(name: str, settings) -> str:
+    """A short hash of a run's name, settings, lib.train.TRAINING_TORCH (not the runtime torch)
+    and lib.train.TRAINING_VERSION."""
+    blob = json.dumps({"name": name, "settings": settings, "torch": training.TRAINING_TORCH,
+                       "training_version": training.TRAINING_VERSION}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def fetch(run: Run, left: Callable[[], float], progress: bool = False) -> None:
@@ -91,23 +86,23 @@ def fetch(run: Run, left: Callable[[], float], progress: bool = False) -> None:
 
 def cached(runs: dict, compute: Callable[[object], object], what: str,
            deadline: float | None = None) -> dict:
-    """{label: result} of `runs` ({label: Run}, one memo name and modules), as
+    """{label: result} of `runs` ({label: Run}, one memo name), as
     memo.cached_all gives them, the missing ones first downloaded from their releases.
 
     A result whose weights file is gone counts as missing. A run that cannot be downloaded is
     computed (`compute(label)` must write its weights), after one line that says why; with
     $SEQ2SEQ_RECOMPUTE set, all are computed (memo) and nothing is downloaded.
     """
-    names = {(run.name, run.modules) for run in runs.values()}
+    names = {run.name for run in runs.values()}
     if len(names) != 1:
-        raise ValueError(f"runs must share one memo name and modules, got {len(names)}")
+        raise ValueError(f"runs must share one memo name, got {len(names)}")
     for run in runs.values():
         if run.weights and not run.weights.is_file():
             run.result.unlink(missing_ok=True)
-    name, modules = names.pop()
+    name = names.pop()
     keys = {label: run.settings for label, run in runs.items()}
     if os.environ.get("SEQ2SEQ_RECOMPUTE") or all(run.complete() for run in runs.values()):
-        return memo.cached_all(name, keys, compute, modules)
+        return memo.cached_all(name, keys, compute)
     lock_path = cache_dir() / "results" / name
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with reference.CacheLock(lock_path, "is downloading", what) as lock:
@@ -123,7 +118,7 @@ def cached(runs: dict, compute: Callable[[object], object], what: str,
                 print(f"Computing the run {label!r} of {what} here, because no usable "
                       f"published run for key {run.key} ({e}). This takes minutes on a CPU; "
                       f"the result is cached in {run.result.parent}.", flush=True)
-        return memo.cached_all(name, keys, compute, modules)
+        return memo.cached_all(name, keys, compute)
 
 
 def write_release(run: Run, out: Path, description: str) -> dict:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -41,6 +40,7 @@ import lib.train
 from lib.attention import attention_weights
 from lib.course import memo
 from lib.data import EOS, pad
+from lib.device import one_thread
 from lib.experiments.reversal import reversal_examples, reversal_model
 from lib.search import greedy
 from lib.train import TrainConfig, train
@@ -82,17 +82,6 @@ class Accuracy(NamedTuple):
     sequence: float  # share of outputs equal to the target, length included
     token: float  # share of target positions whose digit the output has at that position
     n: int  # sequences scored
-
-
-@contextmanager
-def one_thread():
-    """Run torch on one CPU thread inside the block, then restore the thread count."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def train_reversal(config: BottleneckConfig = BottleneckConfig()):

@@ -24,27 +24,14 @@ can translate one at a time.
 from __future__ import annotations
 
 import dataclasses
-import random
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-import lib.attention
-import lib.data
-import lib.decoder
-import lib.encoder
-import lib.evaluate
-import lib.experiments.joined
-import lib.head
-import lib.model
-import lib.search
-import lib.train
-from lib import bleu
 from lib.course import chapter_models, checkpoint, memo, reference
-from lib.data import EOS, SOS, encode_pairs, load_corpus, tokenize
+from lib.data import encode_pairs, load_corpus, tokenize
 from lib.evaluate import sacrebleu_score, translate_all
 from lib.experiments.joined import joined_groups, joined_train_pairs
 from lib.model import Seq2Seq
@@ -122,18 +109,16 @@ def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False)
                  log_every=10)
 
 
-def _modules():
-    return (sys.modules[__name__], lib.attention, lib.data, lib.decoder, lib.encoder,
-            lib.evaluate, lib.head, lib.experiments.joined, lib.model, lib.search, lib.train)
-
-
 def _key(config: FinetuneConfig) -> dict:
+    """What a run depends on: its settings and the reference model's key (which hashes the
+    reference settings, the corpus, the training torch and lib.train.TRAINING_VERSION), not
+    the code's text: a change of what fine-tuning computes bumps TRAINING_VERSION."""
     return {"reference": reference.reference_key(), **dataclasses.asdict(config)}
 
 
 def weights_path(config: FinetuneConfig) -> Path:
     """Where the fine-tuned copy for `config` is kept: named by the same key as its result."""
-    result = memo.result_path("long-inputs", _key(config), _modules())
+    result = memo.result_path("long-inputs", _key(config))
     return result.with_suffix(".pt")
 
 
@@ -165,13 +150,13 @@ def run(config: FinetuneConfig) -> dict:
 def cached_run(config: FinetuneConfig) -> chapter_models.Run:
     """What is cached, published and fetched for `config`: the result and the fine-tuned
     weights (none for 0 steps: those are the reference model's, which `load_copy` copies)."""
-    return chapter_models.Run("long-inputs", _key(config), _modules(),
+    return chapter_models.Run("long-inputs", _key(config),
                               weights_path(config) if config.steps else None)
 
 
 def cached_runs(configs: dict) -> dict:
     """{label: run(config)} for `configs` ({label: FinetuneConfig}), each from the disk when the
-    same config, reference model and code ran before, else the published run, else run here:
+    same config and reference model ran before, else the published run, else run here:
     side by side, one thread each (`lib.course.chapter_models.cached`). A result whose weights
     file is gone counts as missing.
     """
@@ -222,62 +207,3 @@ def bleu_by_bucket(hypotheses: list[str], groups, buckets=BUCKETS) -> list[tuple
                                 [groups[i][1] for i in idx]).score if idx else float("nan")
         rows.append((bucket, len(idx), score))
     return rows
-
-
-@torch.no_grad()
-def step_seconds(model, source_len: int, batch: int = 32, steps: int = 20,
-                 rounds: int = 5) -> float:
-    """Best time in seconds of one decoder step for `batch` sentences of `source_len` tokens.
-
-    The encoder runs once, outside the clock; then `steps` decoder steps are timed, `rounds`
-    times, and the best round divided by `steps` is kept (a busy moment slows a round, never
-    speeds it up).
-    """
-    gen = torch.Generator().manual_seed(source_len)
-    src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)
-    src = src.to(model.device)  # (B, S)
-    lengths = torch.full((batch,), source_len)  # (B,)
-    _, state0, context = model.encode(src, lengths)
-    prev = torch.full((batch,), SOS, device=model.device)  # (B,)
-    best = float("inf")
-    for _ in range(rounds):
-        state = state0
-        if model.device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(steps):
-            logits, state = model.decoder.step(prev, state, context)  # (B, V)
-            prev = logits.argmax(-1).clamp(min=EOS)  # (B,) feed something real
-        if model.device.type == "cuda":
-            torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best
-
-
-def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list[str]],
-                     rounds: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """Corpus BLEU of a minus that of b on the same sentences, and its 95 % interval.
-
-    Each round draws the sentences with replacement, the same draw for both systems (paired),
-    and recomputes both corpus BLEUs from per-sentence n-gram counts (lib.bleu), so a sentence
-    that is hard for both moves both scores together. Returns (difference, low, high).
-    """
-    if not len(hyps_a) == len(hyps_b) == len(references) or not references:
-        raise ValueError("need as many hypotheses of each system as references, at least one")
-    stats = [[bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, references)]
-             for hyps in (hyps_a, hyps_b)]
-
-    def score(system: int, idx) -> float:
-        st = stats[system]
-        counts = [sum(st[i].counts[n] for i in idx) for n in range(4)]
-        totals = [sum(st[i].totals[n] for i in idx) for n in range(4)]
-        return bleu.bleu_from_counts(counts, totals, sum(st[i].sys_len for i in idx),
-                                     sum(st[i].ref_len for i in idx)).score
-
-    everything = range(len(references))
-    diff = score(0, everything) - score(1, everything)
-    rng = random.Random(seed)
-    draws = sorted(score(0, idx) - score(1, idx)
-                   for idx in (rng.choices(everything, k=len(references))
-                               for _ in range(rounds)))
-    return diff, draws[int(0.025 * rounds)], draws[int(0.975 * rounds) - 1]

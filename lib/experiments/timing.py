@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import torch
 
-from lib.data import SOS
-from lib.experiments.bottleneck import one_thread
+from lib.data import EOS, SOS
+from lib.device import one_thread
 
 
 def _sync() -> None:
@@ -106,7 +106,7 @@ def times_by_size(make: dict[str, Callable[[int], Callable[[], object]]], sizes,
 
     `make[name](size)` prepares what is not to be timed (e.g. encoding a source) and returns a
     function of no argument, which is called `number` times per measurement. Runs on one CPU
-    thread (`lib.experiments.bottleneck.one_thread`); every repeat measures every candidate at
+    thread (`lib.device.one_thread`); every repeat measures every candidate at
     every size, the
     sizes in a new order drawn from `seed`. One untimed call per candidate and size warms up.
     """
@@ -288,3 +288,33 @@ def decoder_step_macs(model, source_len: int) -> dict[str, int]:
         attention = (a.W_s.weight.numel() + source_len * a.v.weight.numel()
                      + source_len * a.W_h.in_features)
     return {"gru": gru, "head": head, "attention": attention}
+
+
+@torch.no_grad()
+def step_seconds(model, source_len: int, batch: int = 32, steps: int = 20,
+                 rounds: int = 5) -> float:
+    """Best time in seconds of one decoder step for `batch` sentences of `source_len` tokens.
+
+    The encoder runs once, outside the clock; then `steps` decoder steps are timed, `rounds`
+    times, and the best round divided by `steps` is kept (a busy moment slows a round, never
+    speeds it up).
+    """
+    gen = torch.Generator().manual_seed(source_len)
+    src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)
+    src = src.to(model.device)  # (B, S)
+    lengths = torch.full((batch,), source_len)  # (B,)
+    _, state0, context = model.encode(src, lengths)
+    prev = torch.full((batch,), SOS, device=model.device)  # (B,)
+    best = float("inf")
+    for _ in range(rounds):
+        state = state0
+        if model.device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(steps):
+            logits, state = model.decoder.step(prev, state, context)  # (B, V)
+            prev = logits.argmax(-1).clamp(min=EOS)  # (B,) feed something real
+        if model.device.type == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / steps)
+    return best

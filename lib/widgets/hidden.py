@@ -16,10 +16,10 @@ import base64
 
 import torch
 
+from lib.device import one_thread
 from lib.widgets.map_view import map_data
 from lib.widgets.pca import pca2
 from lib.widgets.render import View, esc, num
-from lib.widgets.runtime import one_cpu_thread
 from lib.widgets.trace import ContextMap, HiddenTrace, capture_contexts, capture_hidden
 
 UNITS = 48  # heatmap rows shown by default: the most varying units
@@ -78,7 +78,7 @@ class HiddenView(View):
 
     def __init__(self, trace: HiddenTrace, units: int | None = UNITS,
                  cmap: ContextMap | None = None, mode: str = "enc", layer: int | None = None):
-        with one_cpu_thread():  # small tensors: see lib.widgets.runtime
+        with one_thread():  # small tensors: see lib.widgets.runtime
             body, data = self._draw(trace, units, cmap, mode, layer)
         super().__init__(body, data, f"Hidden states: {trace.sentence}", trace)
 

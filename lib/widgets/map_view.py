@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
+from lib.device import one_thread
 from lib.widgets.render import View, num
-from lib.widgets.runtime import one_cpu_thread
 from lib.widgets.trace import ContextMap, capture_contexts, encode_contexts
 
 
@@ -26,7 +26,7 @@ def map_data(cmap: ContextMap, marks: list[tuple[str, list[float]]] | None = Non
     marks = list(marks or [])
     placed = []
     if marks:
-        with one_cpu_thread():
+        with one_thread():
             vectors = torch.tensor([v for _, v in marks], dtype=torch.float64)  # (n, H)
             placed = cmap.pca().project(vectors).tolist()  # (n, 2)
     groups = sorted(set(cmap.groups), key=lambda g: (g == "other", g))

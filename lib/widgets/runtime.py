@@ -12,23 +12,13 @@ import contextlib
 import torch
 from torch import nn
 
+from lib.device import one_thread
+
 
 def on_cpu(model) -> bool:
     """Whether `model`'s parameters live on the CPU (True for a model without parameters)."""
     params = model.parameters() if isinstance(model, nn.Module) else iter(())
     return next(params, torch.empty(0)).device.type == "cpu"
-
-
-@contextlib.contextmanager
-def one_cpu_thread(active: bool = True):
-    """Run the CPU work inside on one intra-op thread, then restore the setting."""
-    threads = torch.get_num_threads()
-    if active:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager
@@ -40,7 +30,7 @@ def evaluating(model):
     if module:
         model.eval()
     try:
-        with torch.no_grad(), one_cpu_thread(on_cpu(model)):
+        with torch.no_grad(), one_thread(on_cpu(model)):
             yield
     finally:
         if module:

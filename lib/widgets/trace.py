@@ -23,12 +23,13 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 
 from lib.data import SOS, UNK, detokenize, tokenize
+from lib.device import one_thread
 from lib.search import DEFAULT_ALPHA, BeamTrace, beam_search, normalize
 from lib.validate import is_int
 from lib.widgets.decode import decode
 from lib.widgets.layers import gru_layer_states
 from lib.widgets.pca import PCA, nearest_neighbours, pca2
-from lib.widgets.runtime import evaluating, one_cpu_thread
+from lib.widgets.runtime import evaluating
 
 
 class Record:
@@ -315,7 +316,7 @@ def capture_contexts(model, sentences: list[str], layer: int | None = None,
     if len(sentences) < 2:
         raise ValueError("a map needs at least two usable sentences")
     ctx = encode_contexts(model, sentences, layer)  # (N, H)
-    with one_cpu_thread():
+    with one_thread():
         return _context_map(ctx, sentences, layer, neighbours, color_by)
 
 
