@@ -3,11 +3,14 @@ with a message that names the mistake, and reports an unfinished skeleton as not
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from conftest import assert_rejects, skeleton
 
 from lib.checks import decoder as checks
+from lib.checks.harness import Mismatch
 from lib.checks.models import shared_vocab_model
 from lib.data import EOS, SOS
 from lib.search import log_probs
@@ -181,6 +184,37 @@ def _mistake(name):
 ])
 def test_greedy_unsure_rejects_typical_mistakes(wrong, words):
     assert_rejects(checks.check_greedy_unsure(wrong), words)
+
+
+@pytest.mark.parametrize("mistake, threshold, words", [
+    ("", None, None),  # the right loop: no mistake named
+    ("written", None, "stop *before* writing"),
+    ("prefix", None, "probability of the whole prefix"),
+    ("renormalised", None, "renormalises"),
+    ("", 0.0, "never stopped for an unsure token (here)"),
+])
+def test_unsure_mistake_names_the_loop_the_answer_equals(mistake, threshold, words):
+    model, src = shared_vocab_model(5), [9, 9, 4]
+    min_prob = checks.unsure_threshold(model, src, 10)
+    ids, probs = checks.reference_loop(model, src, src, 10,
+                                       min_prob if threshold is None else threshold, mistake)
+    why = checks._unsure_mistake(model, src, 10, min_prob, ids, probs, " (here)")
+    assert why is None if words is None else words in why
+
+
+@pytest.mark.parametrize("got, words", [
+    (([5, 3], [0.5, 0.9]), None),
+    (([5, 3],), "two lists"),
+    (([5, 3], [0.5]), "2 tokens but 1 probabilities"),
+    (([5, 3], [-0.7, -0.1]), "log-probabilities"),
+    (([5, 3], ["a", "b"]), "list of floats"),
+])
+def test_unsure_answer_reads_the_form_of_the_answer(got, words):
+    if words is None:
+        assert checks._unsure_answer(got, "x") == ([5, 3], [0.5, 0.9])
+        return
+    with pytest.raises(Mismatch, match=re.escape(words)):
+        checks._unsure_answer(got, "x")
 
 
 def test_greedy_unsure_skeleton_is_not_done():
