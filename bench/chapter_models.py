@@ -37,7 +37,7 @@ from bench import book, recipe_check, report
 from bench.common import cpu_model
 from lib.bleu import paired_bootstrap
 from lib.course import reference
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.experiments import long_inputs
 from lib.experiments.long_inputs import FinetuneConfig
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from lib.course import checkpoint, reference
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.evaluate import sacrebleu_score, translate_all
 
 ROOT = Path(__file__).resolve().parents[1]

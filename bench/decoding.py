@@ -33,8 +33,9 @@ from bench.common import cpu_model
 from lib import search
 from lib.checks import search as checks_search
 from lib.course import checkpoint
+from lib.course.memo import load_corpus
 from lib.course.reference import MODEL, pretrained
-from lib.data import PAD, SPECIALS, DataConfig, detokenize, load_corpus
+from lib.data import PAD, SPECIALS, DataConfig, detokenize
 from lib.device import pick_device
 from lib.evaluate import sacrebleu_score
 from lib.model import ModelConfig, Seq2Seq

@@ -51,7 +51,8 @@ from pathlib import Path
 
 from lib import search
 from lib.course import reference
-from lib.data import load_corpus, tokenize
+from lib.course.memo import load_corpus
+from lib.data import tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,7 +29,7 @@ from bench import report
 from bench.common import cpu_model
 from lib import train as training
 from lib.course import checkpoint, reference
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.evaluate import evaluate_bleu
 from lib.train import new_model
 

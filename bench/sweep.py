@@ -24,7 +24,8 @@ from pathlib import Path
 
 import torch
 
-from lib.data import DataConfig, load_corpus
+from lib.course.memo import load_corpus
+from lib.data import DataConfig
 from lib.encoder import Encoder
 from lib.evaluate import evaluate_bleu
 from lib.model import ModelConfig, Seq2Seq

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from lib.course import checkpoint, reference
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.evaluate import evaluate_bleu
 from lib.model import ModelConfig, Seq2Seq
 from lib.train import train

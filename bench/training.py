@@ -25,7 +25,8 @@ import torch
 
 from bench.common import cpu_model
 from lib.course import checkpoint, reference
-from lib.data import load_corpus, make_batches
+from lib.course.memo import load_corpus
+from lib.data import make_batches
 from lib.evaluate import evaluate_bleu
 from lib.head import shortlist_ids
 from lib.model import ModelConfig, Seq2Seq

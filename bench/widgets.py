@@ -29,8 +29,9 @@ import torch
 
 import lib
 from lib import widgets
+from lib.course.memo import load_corpus
 from lib.course.reference import MODEL
-from lib.data import DataConfig, load_corpus, tokenize
+from lib.data import DataConfig, tokenize
 from lib.model import ModelConfig, Seq2Seq
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,17 +17,14 @@ import hashlib
 import os
 import random
 import re
-import sys
 import unicodedata
-import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
 
 import torch
 
-from lib.course import download, memo
 from lib.validate import is_int
 
 PAD, UNK, SOS, EOS = 0, 1, 2, 3
@@ -184,18 +181,12 @@ def corpus_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def corpus_path(public: bool = False) -> Path:
+def corpus_path() -> Path:
     """The corpus file: $SEQ2SEQ_DATA if set, else the course's copy shipped with `lib`.
 
-    The shipped copy is checked against CORPUS_SHA256 before it is used. `public=True` downloads
-    today's public file instead: it is regenerated upstream, so its first pairs, the split and
-    every number in the course differ from the website's.
+    The shipped copy is checked against CORPUS_SHA256 before it is used. Nothing here touches
+    the network: `lib.course.download.public_corpus_path()` downloads today's public file.
     """
-    if public:  # the only path that touches the network
-        warnings.warn("using today's public Tatoeba file, not the course's corpus: the split, "
-                      "the vocabularies and every measured number will differ from the course's",
-                      stacklevel=2)
-        return Path(download.fetch_corpus())
     if os.environ.get(DATA_ENV):
         path = Path(os.environ[DATA_ENV]).expanduser()
         if not path.is_file():
@@ -394,25 +385,11 @@ class Corpus:
     train_examples: list[tuple[list[int], list[int]]]
 
 
-def load_corpus(config: DataConfig = DataConfig(), path=None, cache: bool = True) -> Corpus:
+def build_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
     """Read, split by source sentence, build vocabularies on the training part only, encode.
 
-    The result is kept on disk (`lib.course.memo`), keyed by `config`, the corpus file's sha256
-    and this module's code, so a chapter reads it back in a fraction of a second instead of
-    tokenising the whole corpus again; a change of any of the three builds it anew.
-    `cache=False` always builds it here.
+    The data pipeline itself; `lib.course.memo.load_corpus` keeps its result on disk.
     """
-    if not cache:
-        return build_corpus(config, path)
-    file = Path(path) if path is not None else corpus_path()
-    key = {"config": asdict(config), "corpus": corpus_sha256(file)}
-    stored = memo.cached("corpus", key, lambda: _corpus_to_json(build_corpus(config, file)),
-                         modules=(sys.modules[__name__],))
-    return _corpus_from_json(stored)
-
-
-def build_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
-    """`load_corpus` without the disk cache: the data pipeline itself."""
     split = split_by_source(read_pairs(path, limit=config.limit), config.n_valid, config.n_test,
                             config.seed)
     src_vocab = Vocab.build([tokenize(en) for en, _ in split.train], config.min_freq)
@@ -420,13 +397,14 @@ def build_corpus(config: DataConfig = DataConfig(), path=None) -> Corpus:
     return Corpus(split, src_vocab, tgt_vocab, encode_pairs(split.train, src_vocab, tgt_vocab))
 
 
-def _corpus_to_json(corpus: Corpus) -> dict:
+def corpus_to_json(corpus: Corpus) -> dict:
+    """The corpus as JSON, for a disk cache (`corpus_from_json` reads it back)."""
     return {"train": corpus.split.train, "valid": corpus.split.valid, "test": corpus.split.test,
             "src_itos": corpus.src_vocab.itos, "tgt_itos": corpus.tgt_vocab.itos,
             "examples": corpus.train_examples}
 
 
-def _corpus_from_json(blob: dict) -> Corpus:
+def corpus_from_json(blob: dict) -> Corpus:
     """The cached corpus, with the tuples JSON turned into lists made tuples again."""
     split = Split(train=[tuple(p) for p in blob["train"]],
                   valid=[tuple(p) for p in blob["valid"]], test=[tuple(p) for p in blob["test"]])

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from bench import chapter_models, run_all
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.experiments import long_inputs
 
 

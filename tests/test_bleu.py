@@ -535,7 +535,7 @@ def test_equals_sacrebleu_on_the_reference_models_test_outputs():
     import os
 
     from lib.course import reference
-    from lib.data import load_corpus
+    from lib.course.memo import load_corpus
     from lib.evaluate import reference_streams, translate_all
 
     if not reference.cache_path().is_file():

@@ -25,7 +25,7 @@ from test_reference import _closed_port, _Handler, _same_weights
 from lib import train as training
 from lib.course import chapter_models, checkpoint, links, memo, reference, release
 from lib.course.download import sha256_of
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.experiments import long_inputs
 from lib.experiments.long_inputs import FinetuneConfig
 from lib.experiments.toy import tiny_model

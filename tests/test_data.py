@@ -195,7 +195,7 @@ def test_the_public_file_is_an_explicit_opt_in_that_warns(monkeypatch, tmp_path)
     fetched = tmp_path / "fra.txt"
     monkeypatch.setattr(lib.course.download, "fetch_corpus", lambda: fetched)
     with pytest.warns(UserWarning, match="every measured number will differ"):
-        assert data.corpus_path(public=True) == fetched
+        assert lib.course.download.public_corpus_path() == fetched
 
 
 def test_no_corpus_is_fetched_by_default(monkeypatch):
@@ -366,9 +366,9 @@ def test_split_refuses_to_hold_out_everything():
     assert len(s.valid) == len(s.test) == 1 and len({en for en, _ in s.train}) == 1
 
 
-def test_load_corpus_builds_vocabularies_on_training_sentences_only():
+def test_build_corpus_builds_vocabularies_on_training_sentences_only():
     cfg = data.DataConfig(min_freq=2, n_valid=100, n_test=300, seed=3, limit=4000)
-    corpus = data.load_corpus(cfg)
+    corpus = data.build_corpus(cfg)
     pairs = data.read_pairs(limit=4000)
     assert corpus.split == data.split_by_source(pairs, 100, 300, 3)
     src_counts = Counter(t for en, _ in corpus.split.train for t in data.tokenize(en))
@@ -534,35 +534,6 @@ def test_batch_size_must_be_positive(examples):
 def test_batch_to_keeps_lengths_on_the_cpu():
     b = data.collate([([5, 6], [7])]).to("cpu")
     assert b.src_lengths.device.type == "cpu" and b.src.tolist() == [[5, 6]]
-
-
-def test_the_cached_corpus_is_the_pipeline_s_output_and_follows_its_key(tmp_path, monkeypatch):
-    """load_corpus reads the corpus back from the disk: the same values and types as building
-    it, and another data setting or corpus file is built anew, never served from the cache."""
-    monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
-    small = tmp_path / "fra.txt"
-    small.write_text("".join(f"Sentence number {i}.\tPhrase numéro {i}.\n" for i in range(60))
-                     + "I am here.\tJe suis là.\nI am here.\tMe voici.\n", encoding="utf-8")
-    config = data.DataConfig(min_freq=1, n_valid=5, n_test=5, limit=None)
-    built = data.build_corpus(config, small)
-    first = data.load_corpus(config, small)
-    again = data.load_corpus(config, small)
-    for corpus in (first, again):
-        assert corpus.split == built.split and corpus.train_examples == built.train_examples
-        assert corpus.src_vocab == built.src_vocab and corpus.tgt_vocab == built.tgt_vocab
-        assert isinstance(corpus.train_examples[0], tuple)
-        assert all(isinstance(p, tuple) for p in corpus.split.valid + corpus.split.train)
-    assert len(list((tmp_path / "results").glob("corpus-*"))) == 1
-    other = data.load_corpus(data.DataConfig(min_freq=1, n_valid=4, n_test=5, limit=None), small)
-    assert len(other.split.valid) == 4
-    small.write_text(small.read_text(encoding="utf-8") + "You run.\tTu cours.\n",
-                     encoding="utf-8")
-    grown = data.load_corpus(config, small)
-    def n_pairs(c):
-        return len(c.split.train) + sum(len(refs) for _, refs in c.split.valid + c.split.test)
-
-    assert n_pairs(grown) == n_pairs(built) + 1
-    assert len(list((tmp_path / "results").glob("corpus-*"))) == 3
 
 
 # --- arguments that Python would quietly accept ----------------------------------------------

@@ -282,3 +282,34 @@ def test_forked_workers_die_with_their_parent(cache, tmp_path, how):
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_the_cached_corpus_is_the_pipeline_s_output_and_follows_its_key(tmp_path, monkeypatch):
+    """memo.load_corpus reads the corpus back from the disk: the same values and types as
+    building it, and another data setting or corpus file is built anew, never served from the
+    cache."""
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
+    small = tmp_path / "fra.txt"
+    small.write_text("".join(f"Sentence number {i}.\tPhrase numéro {i}.\n" for i in range(60))
+                     + "I am here.\tJe suis là.\nI am here.\tMe voici.\n", encoding="utf-8")
+    config = lib.data.DataConfig(min_freq=1, n_valid=5, n_test=5, limit=None)
+    built = lib.data.build_corpus(config, small)
+    first = memo.load_corpus(config, small)
+    again = memo.load_corpus(config, small)
+    for corpus in (first, again):
+        assert corpus.split == built.split and corpus.train_examples == built.train_examples
+        assert corpus.src_vocab == built.src_vocab and corpus.tgt_vocab == built.tgt_vocab
+        assert isinstance(corpus.train_examples[0], tuple)
+        assert all(isinstance(p, tuple) for p in corpus.split.valid + corpus.split.train)
+    assert len(list((tmp_path / "results").glob("corpus-*"))) == 1
+    other = memo.load_corpus(lib.data.DataConfig(min_freq=1, n_valid=4, n_test=5, limit=None),
+                             small)
+    assert len(other.split.valid) == 4
+    small.write_text(small.read_text(encoding="utf-8") + "You run.\tTu cours.\n",
+                     encoding="utf-8")
+    grown = memo.load_corpus(config, small)
+    def n_pairs(c):
+        return len(c.split.train) + sum(len(refs) for _, refs in c.split.valid + c.split.test)
+
+    assert n_pairs(grown) == n_pairs(built) + 1
+    assert len(list((tmp_path / "results").glob("corpus-*"))) == 3

@@ -26,7 +26,8 @@ from conftest import ROOT, SITE, open_page, serve_directory
 
 from lib import search
 from lib.course import playground
-from lib.data import EOS, SOS, SPECIALS, UNK, detokenize, load_corpus, normalize, tokenize
+from lib.course.memo import load_corpus
+from lib.data import EOS, SOS, SPECIALS, UNK, detokenize, normalize, tokenize
 from scripts import playground_site
 
 EXPORTS = ROOT / "_build" / "playground"

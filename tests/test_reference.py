@@ -20,7 +20,7 @@ from conftest import QuietHandler, serving
 
 import lib
 from lib import data
-from lib.course import checkpoint, links, reference
+from lib.course import checkpoint, links, memo, reference
 from lib.course.download import sha256_of
 from lib.data import DataConfig, Vocab
 from lib.model import ModelConfig, Seq2Seq
@@ -137,7 +137,7 @@ def test_pretrained_trains_once_then_loads_from_the_cache(tiny, isolated, monkey
     assert sorted(p.name for p in isolated.iterdir() if p.name != "results") == [path.name]
     assert isinstance(first, Seq2Seq) and not first.training
     assert first.config == ModelConfig(len(first.src_vocab), len(first.tgt_vocab), **TINY_MODEL)
-    corpus = data.load_corpus(TINY_DATA)
+    corpus = memo.load_corpus(TINY_DATA)
     assert first.src_vocab == corpus.src_vocab and first.tgt_vocab == corpus.tgt_vocab
 
     _forbid_training(monkeypatch)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import lib
-from lib.course import checkpoint, links, reference, release
+from lib.course import checkpoint, links, memo, reference, release
 from lib.course.download import sha256_of
 from lib.data import DataConfig
 from lib.train import TrainConfig
@@ -94,7 +94,7 @@ def test_the_half_precision_bleu_is_that_of_the_rounded_weights(tmp_path, monkey
     monkeypatch.setattr(release, "TOLERANCE", float("inf"))
     manifest = release.write_release(tmp_path)
     loaded = checkpoint.load(tmp_path / manifest["file"], device="cpu")
-    test = lib.data.load_corpus(TINY_DATA).split.test
+    test = memo.load_corpus(TINY_DATA).split.test
     assert round(evaluate_bleu(loaded, test), 2) == manifest["test_bleu"]["float16"]["greedy"]
 
 

@@ -55,7 +55,8 @@ from torch import nn
 from lib import search
 from lib.attention import Memory
 from lib.course import checkpoint, reference
-from lib.data import EOS, PAD, SOS, SPECIALS, UNK, load_corpus
+from lib.course.memo import load_corpus
+from lib.data import EOS, PAD, SOS, SPECIALS, UNK
 from lib.evaluate import evaluate_bleu
 from lib.experiments import long_inputs
 from lib.experiments.long_inputs import FinetuneConfig

@@ -32,7 +32,8 @@ from lib.course import checkpoint, links
 from lib.course import download as dl
 from lib.course.checkpoint import CheckpointError, check_writable, expected_bytes
 from lib.course.download import DEFAULT_DEADLINE, DownloadError, cache_dir, remove_stale_parts
-from lib.data import DataConfig, corpus_path, corpus_sha256, load_corpus
+from lib.course.memo import load_corpus
+from lib.data import DataConfig, corpus_path, corpus_sha256
 from lib.device import pick_device
 from lib.evaluate import evaluate_bleu
 from lib.model import ModelConfig, Seq2Seq

@@ -27,7 +27,7 @@ import torch
 from lib import __version__
 from lib.course import chapter_models, checkpoint, reference
 from lib.course.download import sha256_of
-from lib.data import load_corpus
+from lib.course.memo import load_corpus
 from lib.evaluate import evaluate_bleu
 from lib.experiments import long_inputs
 from lib.experiments.long_inputs import FinetuneConfig

@@ -31,7 +31,8 @@ from pathlib import Path
 import torch
 
 from lib.course import chapter_models, checkpoint, memo, reference
-from lib.data import encode_pairs, load_corpus, tokenize
+from lib.course.memo import load_corpus
+from lib.data import encode_pairs, tokenize
 from lib.evaluate import sacrebleu_score, translate_all
 from lib.experiments.joined import joined_groups, joined_train_pairs
 from lib.model import Seq2Seq
