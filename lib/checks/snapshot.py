@@ -7,17 +7,16 @@ afterwards (tensors by value, lists, dicts and objects' public attributes item b
 by their submodules, their train/eval mode, their public attributes and their weights), naming
 what changed in words.
 
-`Globals` does the same for what every later cell relies on: the functions of torch, math,
-random, the builtins and the course's own `lib` modules (a learner who writes
-`torch.equal = ...` would make every later check, and their own later code, wrong), and
-PyTorch's gradient mode. What changed is put back, and the checker says so.
+`Globals` does the same for what every later cell relies on: the objects that the names of
+torch, math, random, the builtins and the course's own `lib` modules are bound to (a learner
+who writes `torch.equal = ...`, even `= torch.nn.functional.pad`, would make every later check,
+and their own later code, wrong), PyTorch's gradient mode, default dtype and default device,
+and the recursion limit. What changed is put back, and the checker says so.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import sysconfig
 
 import torch
 
@@ -168,7 +167,7 @@ def _equal_atom(value, frozen) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# The libraries and PyTorch's gradient mode
+# The libraries and the process-wide settings
 # ---------------------------------------------------------------------------------------------
 
 # Modules whose names a learner's function must not rebind, and classes whose methods it must
@@ -178,64 +177,107 @@ CLASSES = (torch.Tensor, torch.nn.Module)
 
 
 class Globals:
-    """A snapshot of the libraries' names and of the gradient mode; `restore()` puts back what
-    a call changed and returns a message naming it (None if nothing changed)."""
+    """A snapshot of the libraries' names (the objects they are bound to), of PyTorch's
+    gradient mode, default dtype and device, and of the recursion limit; `restore()` puts back
+    what a call changed and returns a message naming it (None if nothing changed)."""
 
     def __init__(self):
-        self.grad = torch.is_grad_enabled()
+        self.settings = [(s, s.get()) for s in _SETTINGS if s.available()]
         self.spaces = [(m, dict(vars(m))) for m in _modules()]
         self.classes = [(c, dict(vars(c))) for c in CLASSES]
 
     def restore(self) -> str | None:
+        messages = []
+        for setting, before in self.settings:  # first: a default dtype rebinds torch.Storage
+            now = setting.get()
+            if now != before:
+                setting.put(before)
+                messages.append(setting.message(before, now))
         names = []
         for module, before in self.spaces:
             now = vars(module)
             for k, v in before.items():  # a name rebound or deleted (new names are harmless:
-                new = now.get(k, _MISSING)  # a submodule imported on first use)
-                if new is not v and not _librarys_own(new):
+                if _replaced(now.get(k, _MISSING), v):  # a submodule imported on first use)
                     setattr(module, k, v)
                     names.append(f"{module.__name__}.{k}")
         for cls, before in self.classes:
             now = dict(vars(cls))
-            for k in now.keys() - before.keys():
-                if not _librarys_own(now[k]):
+            for k in now.keys() - before.keys():  # hides the inherited attribute
+                if _replaced(now[k], _inherited(cls, k)):
                     delattr(cls, k)
                     names.append(f"{cls.__module__}.{cls.__qualname__}.{k}")
             for k, v in before.items():
-                new = now.get(k, _MISSING)
-                if new is not v and not _librarys_own(new):
+                if _replaced(now.get(k, _MISSING), v):
                     setattr(cls, k, v)
                     names.append(f"{cls.__module__}.{cls.__qualname__}.{k}")
-        messages = []
         if names:
             shown = ", ".join(f"`{n}`" for n in names[:3]) + (
                 f" and {len(names) - 3} more" if len(names) > 3 else "")
-            messages.append(f"your function replaced {shown}, which every later cell (and this "
-                            f"check) relies on; it has been put back: give your own functions "
-                            f"names of their own instead of assigning to a library's")
-        if torch.is_grad_enabled() != self.grad:
-            now = "off" if self.grad else "on"
-            torch.set_grad_enabled(self.grad)
-            messages.append(f"your function switched gradient tracking {now} for the whole "
-                            f"notebook (torch.set_grad_enabled) and left it so; it has been put "
-                            f"back: use `with torch.no_grad():` around the lines that need it")
+            messages.insert(0, f"your function replaced {shown}, which every later cell (and "
+                               f"this check) relies on; it has been put back: give your own "
+                               f"functions names of their own instead of assigning to a "
+                               f"library's")
         return "; ".join(messages) or None
 
 
 _MISSING = object()
 
-# Where library code lives: the installed packages, the standard library and the course's lib/.
-_LIBRARIES = tuple(os.path.realpath(p) + os.sep for p in {
-    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-    sysconfig.get_paths()["stdlib"], os.path.dirname(os.path.dirname(__file__))})
+
+def _replaced(new, old) -> bool:
+    """`new` is another object than `old`, and not a wrapper of it: a library wraps its own
+    functions on first use (torch._dynamo wraps torch.manual_seed, with `__wrapped__` set)."""
+    for _ in range(8):
+        if new is old:
+            return False
+        new = getattr(new, "__wrapped__", _MISSING)
+        if new is _MISSING:
+            return True
+    return True
 
 
-def _librarys_own(value) -> bool:
-    """A Python function written in a library: a library rebinding its own name, as PyTorch
-    does on first use of some modules (torch._dynamo wraps torch.manual_seed), not the
-    learner, whose functions live in the notebook."""
-    code = getattr(value, "__code__", None)
-    return code is not None and os.path.realpath(code.co_filename).startswith(_LIBRARIES)
+def _inherited(cls, name: str):
+    return next((vars(b)[name] for b in cls.__mro__[1:] if name in vars(b)), _MISSING)
+
+
+class _Setting:
+    """A process-wide setting that a learner's function can leave changed, and how to say so:
+    `say(before, now)` what the function did, `how` what to do instead."""
+
+    def __init__(self, get, put, say, how: str, needs: str = ""):
+        self.get, self.put, self.say, self.how, self.needs = get, put, say, how, needs
+
+    def available(self) -> bool:
+        return not self.needs or hasattr(torch, self.needs)
+
+    def message(self, before, now) -> str:
+        return (f"your function {self.say(before, now)} for the whole notebook and left it so; "
+                f"it has been put back: {self.how}")
+
+
+def _put_device(device) -> None:
+    torch.set_default_device(None if device == torch.device("cpu") else device)
+
+
+_SETTINGS = (
+    _Setting(torch.is_grad_enabled, torch.set_grad_enabled,
+             lambda was, now: f"switched gradient tracking {'on' if now else 'off'} "
+                              f"(torch.set_grad_enabled)",
+             "use `with torch.no_grad():` around the lines that need it"),
+    _Setting(torch.get_default_dtype, torch.set_default_dtype,
+             lambda was, now: f"changed the default dtype from {was} to {now} "
+                              f"(torch.set_default_dtype)",
+             "give the tensors you make their own dtype (torch.zeros(..., dtype=...), "
+             "x.double())"),
+    _Setting(lambda: torch.get_default_device(), _put_device,
+             lambda was, now: f"changed the default device from {was} to {now} "
+                              f"(torch.set_default_device)",
+             "give the tensors you make their own device (torch.zeros(..., device=...), "
+             "x.to(device))", needs="get_default_device"),
+    _Setting(sys.getrecursionlimit, sys.setrecursionlimit,
+             lambda was, now: f"changed the recursion limit from {was} to {now} "
+                              f"(sys.setrecursionlimit)",
+             "write a function that needs a deeper recursion as a loop"),
+)
 
 
 def _modules() -> list:
