@@ -30,7 +30,7 @@ import time
 import torch
 
 from bench.common import cpu_model
-from lib import search
+from lib import exhaustive, search
 from lib.checks import search as checks_search
 from lib.course import checkpoint
 from lib.course.memo import load_corpus
@@ -202,7 +202,7 @@ def quality(model, pairs, args) -> None:
 
 def optimum(args) -> None:
     words, max_len, n = 4, 6, args.optimum_sentences
-    count = search.count_sequences(len(SPECIALS) + words, max_len)
+    count = exhaustive.count_sequences(len(SPECIALS) + words, max_len)
     print(f"3. Beam search vs the exhaustive optimum: {args.optimum_models} small random models "
           f"(hidden 32, target vocabulary {words} words + <unk> + <eos>, weights x3 for peaked "
           f"distributions; not trained), {n} random sources each, max_len {max_len} "
@@ -220,7 +220,7 @@ def optimum(args) -> None:
             lengths = torch.randint(3, 9, (n,), generator=g)
             src = torch.randint(4, len(model.src_vocab), (n, 8), generator=g)
             src = src.masked_fill(torch.arange(8) >= lengths.unsqueeze(1), PAD)
-            best = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha).scores
+            best = exhaustive.exhaustive_search(model, src, lengths, max_len, alpha=alpha).scores
             total += n
             for k in args.optimum_ks:
                 got = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha,

@@ -115,7 +115,7 @@ def attention_weights(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
     <eos>, then <pad>): rows after the first <eos> are zero. Use it for heatmaps of any output,
     greedy's, each beam hypothesis's or a reference translation.
     """
-    if getattr(model.decoder, "attention", None) is None:
+    if not model.attends:
         raise ValueError("this model has no attention (ModelConfig.attention=False): there are "
                          "no attention weights to show")
     _, state, memory = model.encode(src, src_lengths)  # (L, B, H), Memory of B rows

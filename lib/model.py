@@ -53,6 +53,12 @@ class Seq2Seq(nn.Module):
     def device(self) -> torch.device:
         return next(self.parameters()).device
 
+    @property
+    def attends(self) -> bool:
+        """Whether the decoder attends over the source (ModelConfig.attention) or reads the
+        one context vector: the question search, the widgets and the experiments ask."""
+        return self.decoder.attention is not None
+
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor):
         """src (B, S) -> output states (B, S, H), hidden states (L, B, H), context (B, H).
 
@@ -63,7 +69,7 @@ class Seq2Seq(nn.Module):
         mask), which `decoder.step` takes where it would take the context.
         """
         outputs, hidden = self.encoder(src, src_lengths)
-        if self.decoder.attention is None:
+        if not self.attends:
             return outputs, hidden, hidden[-1]
         return outputs, hidden, self.decoder.attention.memory(outputs, src_lengths)
 

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from conftest import rows, wide_beam
 
-from lib import search
+from lib import exhaustive, search
 from lib.attention import AdditiveAttention, Memory, attention_weights, masked_softmax, source_mask
 from lib.course import checkpoint
 from lib.data import EOS, PAD, SOS, collate
@@ -325,7 +325,7 @@ def test_a_beam_that_keeps_every_hypothesis_equals_exhaustive_search(seed, max_l
     model = attention_model(seed, max_tgt_len=max_len)
     src, lengths = random_batch(model, 3, seed)
     k = wide_beam(model, max_len)
-    exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
+    exact = exhaustive.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
     beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=4,
                               margin=None)
     assert torch.equal(beam.tokens, exact.tokens)

@@ -12,8 +12,9 @@ from conftest import ROOT
 
 PACKAGES = ("lib", "bench")
 CORE = {f"lib.{name}" for name in ("data", "gru", "encoder", "attention", "decoder", "head",
-                                   "model", "train", "search", "bleu", "evaluate", "subword",
-                                   "device", "validate")}
+                                   "model", "train", "search", "exhaustive", "bleu", "evaluate",
+                                   "subword", "device", "validate")}
+MAX_LINES = 700  # a module longer than this holds more than one thing a reader looks for
 ABOVE_CORE = ("lib.course", "lib.experiments", "lib.checks", "lib.widgets")
 # The course's machinery, below the experiments that use it (release and playground, its front
 # ends, sit above them).
@@ -112,6 +113,13 @@ def test_the_machinery_imports_no_experiment_and_no_front_end(graph):
                           or t in {"lib.course.release", "lib.course.playground"})
              for name in MACHINERY}
     assert not {name: t for name, t in wrong.items() if t}
+
+
+def test_no_module_of_lib_is_longer_than_a_reader_can_hold():
+    long = {name: n for name, path in module_files().items()
+            if name.startswith("lib") and (n := len(path.read_text("utf-8").splitlines()))
+            > MAX_LINES}
+    assert not long, f"split these modules (lines): {long}"
 
 
 # --- the oracle's own checks, on a made-up tree --------------------------------------------------

@@ -22,7 +22,7 @@ from conftest import rows, wide_beam
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from lib import search
+from lib import exhaustive, search
 from lib.data import EOS, PAD, SOS, SPECIALS, Vocab
 from lib.experiments.toy import (
     TableModel,
@@ -123,7 +123,7 @@ def test_a_beam_that_never_prunes_equals_exhaustive_search(seed, max_len, alpha)
     model = random_model(seed, max_tgt_len=max_len)
     src, lengths = random_batch(model, 3, seed)
     k = wide_beam(model, max_len)
-    exact = search.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
+    exact = exhaustive.exhaustive_search(model, src, lengths, max_len, alpha=alpha, n_best=4)
     beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha, n_best=4,
                               margin=None)
     assert torch.equal(beam.tokens, exact.tokens)
@@ -140,7 +140,7 @@ def test_a_narrow_beam_never_beats_exhaustive_search_and_scores_honestly(alpha):
     for seed in range(4):
         model = random_model(seed, max_tgt_len=5)
         src, lengths = random_batch(model, 4, seed)
-        exact = search.exhaustive_search(model, src, lengths, 5, alpha=alpha)
+        exact = exhaustive.exhaustive_search(model, src, lengths, 5, alpha=alpha)
         for k in (1, 2, 3):
             beam = search.beam_search(model, src, lengths, beam_size=k, alpha=alpha)
             assert (beam.scores <= exact.scores + 1e-5).all()
@@ -231,7 +231,7 @@ def test_greedy_is_beaten_by_beam_search_on_a_table():
         assert beam.raw_scores.tolist() == pytest.approx([best] * 2)
         assert beam.scores.tolist() == pytest.approx([best / 3 ** alpha] * 2)
         assert best > math.log(0.5 * 0.4)  # the product of maxima is not the maximum
-        exact = search.exhaustive_search(model, src, lengths, max_len=4, alpha=alpha)
+        exact = exhaustive.exhaustive_search(model, src, lengths, max_len=4, alpha=alpha)
         assert torch.equal(exact.tokens, beam.tokens)
 
 
@@ -299,7 +299,7 @@ def test_margin_prunes_hypotheses_far_behind_the_best_by_hand():
     assert rows(plain.tokens) == [model.ids(["B", "<eos>"])]
     assert plain.raw_scores.item() == pytest.approx(math.log(0.24))
     assert calls == [1, 2, 2]
-    exact = search.exhaustive_search(model, src, lengths, max_len=3)
+    exact = exhaustive.exhaustive_search(model, src, lengths, max_len=3)
     assert torch.equal(exact.tokens, plain.tokens)
 
     calls.clear()
@@ -376,7 +376,7 @@ def test_length_normalisation_on_a_table():
     assert rows(norm.tokens) == [model.ids(["X", "Y", "Z", "<eos>"])]
     assert norm.scores.item() == pytest.approx(math.log(long_p) / 4)
     for alpha in (0.0, 1.0):
-        exact = search.exhaustive_search(model, src, lengths, max_len=6, alpha=alpha)
+        exact = exhaustive.exhaustive_search(model, src, lengths, max_len=6, alpha=alpha)
         beam = search.beam_search(model, src, lengths, beam_size=3, alpha=alpha)
         assert torch.equal(exact.tokens, beam.tokens)
 
@@ -463,7 +463,7 @@ def test_bad_length_cap(tiny, max_len):
                  lambda: search.greedy(model, src, lengths, max_len=max_len),
                  lambda: search.beam_search(model, src, lengths, max_len=max_len),
                  lambda: search.beam_search_one(model, src[0], max_len=max_len),
-                 lambda: search.exhaustive_search(model, src, lengths, max_len=max_len)):
+                 lambda: exhaustive.exhaustive_search(model, src, lengths, max_len=max_len)):
         with pytest.raises(ValueError, match=r"max_len \(the length cap\)"):
             call()
 
@@ -474,7 +474,7 @@ def test_bad_alpha(tiny, alpha):
     with pytest.raises(ValueError, match="alpha .* >= 0"):
         search.beam_search(model, src, lengths, alpha=alpha)
     with pytest.raises(ValueError, match="alpha"):
-        search.exhaustive_search(model, src, lengths, max_len=2, alpha=alpha)
+        exhaustive.exhaustive_search(model, src, lengths, max_len=2, alpha=alpha)
 
 
 @pytest.mark.parametrize("margin", [-0.5, float("nan"), "1", True])
@@ -495,17 +495,17 @@ def test_bad_n_best(tiny, n_best):
 
 def test_exhaustive_search_refuses_a_large_space(tiny):
     model, src, lengths = tiny
-    assert search.count_sequences(6, 3) == 1 + 3 + 9 + 27
+    assert exhaustive.count_sequences(6, 3) == 1 + 3 + 9 + 27
     with pytest.raises(ValueError, match=r"would score more than limit=2,000,000 sequences "
                                          r"\(6 tokens, up to 20 steps: about 3\^20\)"):
-        search.exhaustive_search(model, src, lengths, max_len=20)
+        exhaustive.exhaustive_search(model, src, lengths, max_len=20)
     with pytest.raises(ValueError, match="limit=100"):
-        search.exhaustive_search(model, src, lengths, max_len=5, limit=100)
+        exhaustive.exhaustive_search(model, src, lengths, max_len=5, limit=100)
     # the limit is exact: 1 + 3 + 9 + 27 + 81 = 121 sequences for max_len 4
-    assert search.count_sequences(6, 4) == 121
-    search.exhaustive_search(model, src, lengths, max_len=4, limit=121)
+    assert exhaustive.count_sequences(6, 4) == 121
+    exhaustive.exhaustive_search(model, src, lengths, max_len=4, limit=121)
     with pytest.raises(ValueError, match="limit=120"):
-        search.exhaustive_search(model, src, lengths, max_len=4, limit=120)
+        exhaustive.exhaustive_search(model, src, lengths, max_len=4, limit=120)
 
 
 @pytest.mark.parametrize("max_len", [20_000, 10**6, search.MAX_LEN])
@@ -516,7 +516,7 @@ def test_exhaustive_search_refuses_a_long_cap_at_once(tiny, max_len):
     start = time.perf_counter()
     with pytest.raises(ValueError, match=f"more than limit=2,000,000 sequences .* up to "
                                          f"{max_len:,} steps"):
-        search.exhaustive_search(model, src, lengths, max_len=max_len)
+        exhaustive.exhaustive_search(model, src, lengths, max_len=max_len)
     assert time.perf_counter() - start < 1.0
 
 
@@ -526,7 +526,7 @@ def test_huge_numbers_are_refused_with_a_clear_error(tiny):
     model, src, lengths = tiny
     for call in (lambda a: search.beam_search(model, src, lengths, alpha=a),
                  lambda a: search.beam_search_one(model, src[0], alpha=a),
-                 lambda a: search.exhaustive_search(model, src, lengths, max_len=2, alpha=a),
+                 lambda a: exhaustive.exhaustive_search(model, src, lengths, max_len=2, alpha=a),
                  lambda a: model.translate(["en1 en2"], beam_size=3, alpha=a)):
         with pytest.raises(ValueError, match=r"alpha .* at most MAX_ALPHA=10, got 1e\+308"):
             call(1e308)
@@ -534,7 +534,7 @@ def test_huge_numbers_are_refused_with_a_clear_error(tiny):
     for max_len in (2**63, 2**64, search.MAX_LEN + 1):
         for call in (lambda n: search.greedy(model, src, lengths, max_len=n),
                      lambda n: search.beam_search(model, src, lengths, max_len=n),
-                     lambda n: search.exhaustive_search(model, src, lengths, max_len=n),
+                     lambda n: exhaustive.exhaustive_search(model, src, lengths, max_len=n),
                      lambda n: model.translate(["en1 en2"], max_len=n),
                      lambda n: model.translate(["en1 en2"], beam_size=2, max_len=n)):
             with pytest.raises(ValueError, match=r"max_len \(the length cap\) must be at most "
@@ -690,3 +690,22 @@ def test_memory_follows_the_output_not_max_len(beam_size):
 
     assert largest_tensor(lambda: decode(10**6)) == largest_tensor(lambda: decode(60))
     assert torch.equal(decode(10**6), decode(60))
+
+
+def test_a_model_says_whether_it_attends_and_the_traced_search_asks_it():
+    """Seq2Seq.attends follows ModelConfig.attention and cannot be set; a traced beam search
+    records weights only for a model that attends, and a TableModel (which does not) is
+    searched and traced like any model."""
+    plain, attending = tiny_model(0), tiny_model(0, attention=True)
+    assert plain.attends is False and attending.attends is True
+    with pytest.raises(AttributeError):
+        plain.attends = True
+    table = TableModel(walkthrough_table(), max_len=3)
+    assert table.attends is False
+    src, lengths = table.inputs()
+    trace = search.beam_search(table, src, lengths, beam_size=2, trace=True).trace
+    assert all(node.attention is None for node in trace.nodes)
+    src = torch.tensor([[4, 5, 3]])
+    traced = search.beam_search(attending.eval(), src, torch.tensor([3]), beam_size=2,
+                                trace=True).trace
+    assert any(node.attention is not None for node in traced.nodes)

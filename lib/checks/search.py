@@ -44,11 +44,11 @@ from lib.checks.length_penalty import (
     check_length_normalisation as check_length_normalisation,
 )
 from lib.data import EOS, PAD, SOS
+from lib.exhaustive import exhaustive_search
 from lib.experiments import toy
 from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
 from lib.search import (
     beam_search,
-    exhaustive_search,
     greedy,
     greedy_with_scores,
     log_probs,

@@ -246,7 +246,7 @@ def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torc
     """For each English source, the weights (T, S) with which `model` wrote its greedy output
     (as `model.translate` decodes it: source cap on), up to and including <eos>; on the CPU, in
     the order of `sources`. Batches are sorted by length, so little is padded."""
-    if getattr(model.decoder, "attention", None) is None:
+    if not model.attends:
         raise ValueError("this model has no attention: there are no weights to measure")
     was_training = model.training
     model.eval()

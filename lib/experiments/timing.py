@@ -254,7 +254,7 @@ def decoder_step(model, source_len: int, batch: int = 16, seed: int = 0) -> Call
 def score_tanh(model, source_len: int, batch: int = 16, seed: int = 0) -> Callable[[], None]:
     """Only tanh(W_s s + W_h h_j) of an attention step, ready to time like `decoder_step`: the
     addition and the tanh over (B, S, A) numbers, the part of eq. (9) with no multiply-add."""
-    if getattr(model.decoder, "attention", None) is None:
+    if not model.attends:
         raise ValueError("this model has no attention (ModelConfig.attention=False)")
     state, memory, _ = _encoded(model, source_len, batch, seed)
     with torch.no_grad():
@@ -283,7 +283,7 @@ def decoder_step_macs(model, source_len: int) -> dict[str, int]:
               if name.startswith("weight_"))
     head = decoder.head.proj.weight.numel()
     attention = 0
-    if decoder.attention is not None:
+    if decoder.attention is not None:  # its layers are counted, on any object with a decoder
         a = decoder.attention
         attention = (a.W_s.weight.numel() + source_len * a.v.weight.numel()
                      + source_len * a.W_h.in_features)

@@ -27,6 +27,8 @@ EOS_TEXT = SPECIALS[EOS]
 class TableModel:
     """A stand-in for `Seq2Seq` whose step distributions are a table keyed by the prefix."""
 
+    attends = False  # as Seq2Seq.attends: no attention weights to record
+
     def __init__(self, table: dict[tuple[str, ...], dict[str, float]], max_len: int = 10):
         words = set()
         for prefix, row in table.items():

@@ -51,14 +51,10 @@ class AttentionTrace(Record):
         return detokenize([t for t in self.output if t != "<eos>"])
 
 
-def has_attention(model) -> bool:
-    return getattr(getattr(model, "decoder", None), "attention", None) is not None
-
-
 def capture_attention(model, sentence: str, max_len: int | None = None) -> AttentionTrace:
     """Decode `sentence` greedily (as `model.translate` does) and keep each step's weights."""
     sentence = _sentence(sentence)
-    if not has_attention(model):
+    if not model.attends:
         raise ValueError("this model has no attention (ModelConfig.attention=False): there are "
                          "no attention weights to show; pass an attention model")
     with evaluating(model):
@@ -114,7 +110,7 @@ def attention_explorer(model, sentence: str, max_len: int | None = None,
 def live_attention(model, sentence: str = EXAMPLE, max_len: int | None = None):
     """The attention explorer with a sentence control: type a sentence, and the model decodes
     it on its own device (CPU or GPU). The steps switch in the view, without the kernel."""
-    if not has_attention(model):  # before any control is drawn
+    if not model.attends:  # before any control is drawn
         raise ValueError("live_attention needs an attention model (ModelConfig.attention=True)")
 
     def build(sentence):
