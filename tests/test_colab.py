@@ -30,20 +30,17 @@ The environment is rebuilt on every run under _build/colab-env/ and kept for a l
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT
+from conftest import ROOT, serving
 
 import scripts.colab_env
 from lib.course import release
@@ -88,15 +85,6 @@ def colab_env():
             json.dumps({k: round(v, 1) for k, v in TIMINGS.items()}, indent=1), encoding="utf-8")
 
 
-class _LoggingHandler(http.server.SimpleHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        self.server.requests.append(self.path)
-        super().do_GET()
-
-    def log_message(self, *args):
-        pass
-
-
 def run_requests() -> list[str]:
     """What the attention chapter fetches from the release server: each run's manifest and
     files (lib.course.chapter_models), in the chapter's order, each once."""
@@ -136,15 +124,8 @@ def release_server():
                          "`make release`")
     for tag in tags:
         shutil.copytree(RELEASE / tag, served.parent / tag)
-    handler = functools.partial(_LoggingHandler, directory=str(served.parent))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    httpd.requests = []
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    host, port = httpd.server_address[:2]
-    yield f"http://{host}:{port}", manifest, httpd.requests
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(served.parent) as (httpd, url):
+        yield url.rstrip("/"), manifest, httpd.requests
 
 
 @pytest.fixture(scope="module")
