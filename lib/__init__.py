@@ -14,3 +14,11 @@ def pretrained(device=None, download: bool = True, train: bool = True, progress:
     from lib.course.reference import pretrained as _pretrained
 
     return _pretrained(device=device, download=download, train=train, progress=progress)
+
+
+def load_corpus(config=None):
+    """The course's corpus (split, vocabularies, encoded pairs), built once and kept on disk by
+    `lib.course.memo.load_corpus`; `lib.data.build_corpus` is the pipeline itself."""
+    from lib.course.memo import load_corpus as _load_corpus
+
+    return _load_corpus(config)

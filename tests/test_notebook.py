@@ -43,3 +43,15 @@ def test_without_myst_nb_it_displays_only_when_asked(no_myst_nb, monkeypatch):
     notebook.glue("hidden", 1.5, display=False)
     notebook.glue("shown", "Va !")
     assert shown == ["Va !"]
+
+
+def test_a_generated_sentence_over_forty_words_is_refused(monkeypatch):
+    calls = []
+    fake = types.ModuleType("myst_nb")
+    fake.glue = lambda name, value, display=True: calls.append(name)
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    notebook.glue("forty", " ".join(["word"] * 40), display=False)  # the limit itself is fine
+    with pytest.raises(ValueError, match=r"glue 'long': 41 words, more than the 40"):
+        notebook.glue("long", " ".join(["word"] * 40) + ", more.", display=False)
+    notebook.glue("number", 123456.5, display=False)  # numbers are not sentences
+    assert calls == ["forty", "number"]

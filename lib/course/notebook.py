@@ -11,12 +11,24 @@ packages to Sphinx), this `glue` only shows the value when asked to.
 from __future__ import annotations
 
 import inspect
+import re
 
 import IPython.display
 
+# The longest sentence a chapter may generate from its numbers: a reader parses it once.
+MAX_WORDS = 40
+
 
 def glue(name: str, value, display: bool = True) -> None:
-    """myst-nb's glue when it is installed; otherwise display `value` if `display` is true."""
+    """myst-nb's glue when it is installed; otherwise display `value` if `display` is true.
+
+    Text longer than `MAX_WORDS` words is refused, so that no page shows a generated sentence a
+    reader has to parse twice: the build fails and names it.
+    """
+    words = len(re.findall(r"\w+", value)) if isinstance(value, str) else 0
+    if words > MAX_WORDS:
+        raise ValueError(f"glue {name!r}: {words} words, more than the {MAX_WORDS} a generated "
+                         f"sentence may have: {value!r}")
     try:  # myst-nb is optional (Sphinx): the website's build has it, Colab's kernel does not
         from myst_nb import glue as myst_glue
     except ImportError:

@@ -292,3 +292,52 @@ def group_parts(held_out: list[tuple[str, list[str]]], groups, k_max: int, seed:
 def part_lengths(sentences: list[str]) -> list[int]:
     """The token counts of a joined source's parts (`lib.data.tokenize`)."""
     return [len(tokenize(s)) for s in sentences]
+
+
+# ---------------------------------------------------------------------------------------------
+# Which reading the means support: the thresholds, and the classifier of
+# lib.course.verdicts.attention's alignment sentences
+# ---------------------------------------------------------------------------------------------
+
+
+# How close to uniform a row's weights must be, as a share of the uniform entropy log S, to count
+# as "close to uniform": at 0.9 a row over S = 30 tokens is as spread as uniform weights over
+# 30^0.9 = 21 of them. A row is "peaked" when its strongest column holds at least PEAKED of its
+# weight on average: only then is the context c_t mostly one state. Rows whose strongest column is
+# the last token count when they are a majority. A reading "by sentence" needs both more weight on
+# one sentence than uniform weights put there (BLOCK_MARGIN) and that sentence to be the one being
+# translated at that point of the output in most rows, BLOCK_MARGIN above a sentence drawn at
+# random. The page prints the measured values beside the words.
+NEAR_UNIFORM = 0.9
+PEAKED = 0.5
+BLOCK_MARGIN = 0.15
+
+
+def alignment_kind(entropy: float, peak: float, last: float, block: float, uniform_block: float,
+                   current: float, chance_current: float) -> str:
+    """Which reading the measured weights of an attention model support (the means of
+    `summarize`):
+
+    'uniform': mean row entropy at least NEAR_UNIFORM of log S; else, when the strongest column
+    is the last source token in at least half the rows, 'last' if the strongest column holds at
+    least PEAKED of a row's weight on average, 'tilt' if less (diffuse weights whose weak peak is
+    the last token); else 'blocks' when the sentence a row draws on most holds BLOCK_MARGIN more
+    weight than uniform weights put there AND is the sentence being translated (`current`) in at
+    least half the rows and BLOCK_MARGIN above chance; else 'peaked' or 'spread' by the peak.
+    block, uniform_block, current and chance_current may be nan (no source of two sentences):
+    then no 'blocks'."""
+    for name, share in (("entropy", entropy), ("peak", peak), ("last", last)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
+    for name, share in (("block", block), ("uniform_block", uniform_block),
+                        ("current", current), ("chance_current", chance_current)):
+        if not (math.isnan(share) or 0.0 <= share <= 1.0):
+            raise ValueError(f"{name} must be a share between 0 and 1 (or nan), got {share!r}")
+    if entropy >= NEAR_UNIFORM:
+        return "uniform"
+    if last >= 0.5:
+        return "last" if peak >= PEAKED else "tilt"
+    if (block >= uniform_block + BLOCK_MARGIN and current >= 0.5
+            and current >= chance_current + BLOCK_MARGIN):  # False when any is nan
+        return "blocks"
+    return "peaked" if peak >= PEAKED else "spread"

@@ -1,0 +1,291 @@
+"""The sentences of the attention chapter (book/attention.md): the reversal toy's loss curves and
+exact reversals, where its attention lies, the joined-input fine-tuning and the alignment of its
+weights, and what a decoder step costs against the source length (the slopes, the count of
+multiply-adds and where the two cross)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from lib.course.verdicts.wording import all_or_count, comparison, side_of_zero, trend
+from lib.experiments.alignment import BLOCK_MARGIN, NEAR_UNIFORM, alignment_kind
+
+
+def last_windows(values: Sequence[float], share: float = 0.2) -> tuple[float, float]:
+    """The means of a curve's last two windows, each `share` of its points: (the window before
+    the last, the last). Two means of many points, not two single points of a noisy curve."""
+    if not 0 < share <= 0.5:
+        raise ValueError(f"share must be above 0 and at most 0.5, got {share!r}")
+    n = max(1, round(share * len(values)))
+    if len(values) < 2 * n or not values:
+        raise ValueError(f"{len(values)} values are too few for two windows of {n}")
+    before, last = values[len(values) - 2 * n:len(values) - n], values[len(values) - n:]
+    return sum(before) / n, sum(last) / n
+
+
+def relative_change(before: float, after: float, tolerance: float = 0.01) -> str:
+    """How `after` compares with `before` (> 0), worded to follow "... was" and to be followed by
+    what it is compared with: '12 % lower than', '3 % higher than', or 'within 1 % of' when the
+    change is at most `tolerance`."""
+    if not before > 0:
+        raise ValueError(f"the value before must be positive, got {before!r}")
+    change = (after - before) / before
+    if abs(change) <= tolerance:
+        return f"within {100 * tolerance:.0f} % of"
+    return f"{100 * abs(change):.0f} % {'lower' if change < 0 else 'higher'} than"
+
+
+def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
+                     tolerance: float = 0.05) -> str:
+    """The reversal toy: shares reversed exactly (0-1), by length bucket from short to long,
+    for the fixed-vector and the attention decoder. Says how each moves with length and which
+    is ahead on the longest bucket."""
+    if len(fixed) != len(attention):
+        raise ValueError("one share per bucket for each decoder")
+    f, a = trend(fixed, tolerance), trend(attention, tolerance)
+    last = comparison(attention[-1], fixed[-1], tolerance, more="ahead", less="behind",
+                      same="level")
+    if last == "level":
+        end = "on the longest sequences the two are level"
+    else:
+        end = f"on the longest sequences the attention decoder is {last}"
+    return (f"from the shortest bucket to the longest, the fixed-vector decoder's share of "
+            f"exact reversals {f} and the attention decoder's {a}; {end}")
+
+
+def anti_diagonal(copied: float, after: float) -> str:
+    """Where the reversal model's attention lies, from two shares (0-1) measured over the rows
+    of a heatmap: on the column of the digit being copied, and on the column just after it (the
+    next state, which has read that digit too). Shares of weight or of rows' peaks alike."""
+    for name, share in (("copied", copied), ("after", after)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
+    if copied >= 0.5:
+        return "on the anti-diagonal itself, the column of the digit being copied"
+    if after >= 0.5:
+        return ("one column right of the anti-diagonal, on the state just after the digit "
+                "being copied")
+    if copied + after >= 0.5:
+        return "spread over the anti-diagonal and the column right of it"
+    return "mostly away from the anti-diagonal and the column right of it"
+
+
+def long_input_conclusion(lo: float, hi: float) -> str:
+    """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
+    BLEU minus the fixed vector's on the long inputs. The two copies differ in more than the path
+    to every source state (a new layer, a step loop), so no outcome names a cause."""
+    side = side_of_zero(lo, hi)
+    if side == "above":
+        return ("At this budget the attention copy scores higher on the long inputs; which of its "
+                "differences from the fixed-vector copy gives the gain, and how the gap would move "
+                "with more training, this run does not measure")
+    if side == "below":
+        return ("At this budget the attention copy scores lower on the long inputs; which of its "
+                "differences from the fixed-vector copy costs it, and how the gap would move with "
+                "more training, this run does not measure")
+    return ("At this budget the two copies cannot be told apart on the long inputs, so this run "
+            "neither shows the bottleneck nor its removal; whether the attention copy had "
+            "learned to attend at all, the alignments below say")
+
+
+def parts_by_length(table: Sequence[tuple[str, dict[int, int]]]) -> str:
+    """Whether the source-length buckets of joined sources also sort them by the number of
+    sentences joined: table is [(bucket label, {sentences joined: sources})] from short to long.
+    Lists each bucket's most common number (the page shows the counts); says the two go
+    together only when that number grows from every bucket to the next."""
+    if len(table) < 2 or any(not counts or sum(counts.values()) < 1 for _, counts in table):
+        raise ValueError("need at least two buckets, each with at least one source")
+    modes = []
+    for label, counts in table:
+        k, n = max(counts.items(), key=lambda item: (item[1], -item[0]))
+        modes.append((label, k, n, sum(counts.values())))
+    listed = ", ".join(str(k) for _, k, _, _ in modes)
+    if all(b[1] > a[1] for a, b in zip(modes, modes[1:])):
+        return (f"the most common number of joined sentences grows from every bucket to the next "
+                f"({listed}), so this comparison cannot tell longer inputs from more sentences "
+                f"in one input")
+    return (f"the most common number of joined sentences does not grow from every bucket to the "
+            f"next ({listed}), so the buckets do not stand one to one for numbers of sentences")
+
+
+def alignment_reading(*measured: float) -> str:
+    """What the measured weights of the fine-tuned attention copy say
+    (`lib.experiments.alignment.alignment_kind`, same arguments), as a sentence of its own
+    (capitalised, no full stop) after the page's sentences of measured values."""
+    kind = alignment_kind(*measured)
+    if kind == "uniform":
+        tilt = ("; they tilt towards the last source token, the summary h_S"
+                if measured[2] >= 0.5 else "")
+        return (f"So these weights are close to uniform (an entropy of at least "
+                f"{100 * NEAR_UNIFORM:.0f} % of log S): in this budget the copy has not learned "
+                f"to align{tilt}")
+    if kind == "tilt":
+        return ("So these weights are diffuse (a row's peak holds under half its weight on "
+                "average), tilted to the last source token in most rows: each c_t is a "
+                "spread-out average, not the summary h_S; no word alignment shows")
+    if kind == "last":
+        return ("So a row's strongest column holds on average at least half of its weight, and "
+                "in most rows that column is the last source token, the summary its decoder was "
+                "trained to read: no word alignment shows")
+    if kind == "blocks":
+        return (f"So the copy aligns by sentence: in most rows the sentence being translated "
+                f"gets the most weight, on average at least {100 * BLOCK_MARGIN:.0f} points "
+                f"above uniform; whether, within a sentence, it falls on the right words, these "
+                f"measures do not say")
+    if kind == "peaked":
+        return ("So a row's strongest column holds on average at least half its weight, yet is "
+                "not the last token in most rows, nor do rows follow the sentences in order: "
+                "what it aligns with, these measures do not say")
+    return ("So these weights are diffuse (a row's peak holds under half its weight on average) "
+            "but not uniform, their peak not mostly on the last token, nor following the "
+            "sentences in order: no alignment by position or sentence shows")
+
+
+def alignment_summary(*measured: float) -> str:
+    """The same reading as a predicate for the summary: 'the fine-tuned copy's weights ... '."""
+    return {
+        "uniform": "are close to uniform: it did not learn to align in this budget",
+        "tilt": ("are diffuse and tilted towards the end of the source, their weak peak on the "
+                 "last source token in most rows: no word alignment shows in this budget"),
+        "last": ("hold on average at least half of a row's weight on its strongest column, "
+                 "which is the last source token in most rows: no word alignment shows"),
+        "blocks": ("follow the joined sentences in order, one at a time: it aligns by sentence, "
+                   "and these measures say nothing finer"),
+        "peaked": ("hold on average at least half of a row's weight on its strongest column, "
+                   "not the last token in most rows, and do not follow the sentences in order: "
+                   "what they align with, these measures do not say"),
+        "spread": ("are diffuse, neither on the last token nor in the order of the sentences: no "
+                   "alignment by position or by sentence shows"),
+    }[alignment_kind(*measured)]
+
+
+def _figure(x: float, signed: bool = False, extra: int = 0) -> str:
+    """A measured amount with at most about two significant figures: 102, 6.8, 0.33 (`extra`
+    more decimals where two numbers would otherwise print alike)."""
+    digits = (0 if abs(x) >= 10 else 1 if abs(x) >= 1 else 2) + extra
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def growth_reading(slope: float, low: float, high: float, what: str,
+                   unit: str = "µs per source token", level: float = 0.95) -> str:
+    """How a time grows with the source length, from a fitted slope and its interval
+    (`lib.experiments.timing.slope_interval`): growth only when the whole interval is above zero."""
+    if not low <= slope <= high:
+        raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
+    interval = f"{100 * level:.0f} % interval"
+    if low > 0:
+        extra = 1 if _figure(low) == _figure(high) else 0
+        return (f"{what} grows by {_figure(slope)} {unit} ({interval} {_figure(low, extra=extra)}"
+                f" to {_figure(high, extra=extra)})")
+    if high < 0:
+        return (f"{what} shrinks by {_figure(-slope)} {unit} ({interval} {_figure(-high)} to "
+                f"{_figure(-low)})")
+    return (f"{what} does not change measurably with the source length ({_figure(slope, True)} "
+            f"{unit}, {interval} {_figure(low, True)} to {_figure(high, True)})")
+
+
+def against_count(slope: float, low: float, high: float, predicted: float,
+                  unit: str = "µs per source token") -> str:
+    """A measured slope (with its interval) against the slope a count of multiply-adds predicts
+    (> 0), worded to follow "The measured slope is ...": 'far more' or 'less' only when the whole
+    interval is beyond a factor of 2 of the prediction, 'about' only when the slope is within it,
+    and otherwise that the interval is too wide to decide."""
+    if predicted <= 0:
+        raise ValueError(f"the predicted slope must be positive, got {predicted!r}")
+    if not low <= slope <= high:
+        raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
+    count = f"the {_figure(predicted)} {unit} that the count predicts"
+    if high < 0:
+        return (f"negative, which no count of work explains: on this machine the "
+                f"measurement is too noisy to compare with {count}")
+    if low <= 0:
+        return (f"not distinguishable from zero on this machine, so it neither confirms nor "
+                f"refutes {count}")
+    ratio = slope / predicted
+    if low > 2 * predicted:
+        return f"{_figure(ratio)} times {count}: far more than the count"
+    if high < predicted / 2:
+        return f"only {_figure(ratio)} times {count}: less than the count"
+    if 0.5 <= ratio <= 2:
+        return f"{_figure(ratio)} times {count}: about what the count says"
+    return (f"{_figure(ratio)} times {count}, but its interval ({_figure(low)} to "
+            f"{_figure(high)}) is too wide on this machine to rule the count out")
+
+
+def offset_tally(offsets: Sequence[int]) -> str:
+    """How many rows have which offset, the most common first, worded to follow "of the other N
+    rows, ...": 'all 19 have offset +1', '12 of 19 have offset +1 and 7 offset +0', '12 of 19
+    have offset +1, 5 offset +0 and 2 other offsets' ('the one row has offset +1' for one row).
+    Ties go to the offset nearer 0."""
+    if not offsets:
+        raise ValueError("no offsets to count")
+    counts: dict[int, int] = {}
+    for o in offsets:
+        counts[o] = counts.get(o, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], abs(item[0]), item[0]))
+    (first, n_first), rest = ranked[0], ranked[1:]
+    if len(offsets) == 1:
+        return f"the one row has offset {first:+d}"
+    text = f"{all_or_count(n_first, len(offsets))} {'has' if n_first == 1 else 'have'} offset " \
+           f"{first:+d}"
+    if not rest:
+        return text
+    second, n_second = rest[0]
+    others = sum(n for _, n in rest[1:])
+    second_text = f"{n_second:,} offset {second:+d}"
+    if not others:
+        return f"{text} and {second_text}"
+    return (f"{text}, {second_text} and {others:,} "
+            f"{'another offset' if others == 1 else 'other offsets'}")
+
+
+def length_range(earliest: float, latest: float, unit: str = "tokens") -> str:
+    """'from 108 to 930 tokens', or 'from 108 tokens upward, with no upper end' when `latest` is
+    inf (an end of an interval that never crosses): never 'inf'."""
+    if not (math.isfinite(earliest) and 0 <= earliest <= latest) or math.isnan(latest):
+        raise ValueError(f"need a finite 0 <= earliest <= latest, got {earliest!r} and "
+                         f"{latest!r}")
+    if math.isinf(latest):
+        return f"from {earliest:,.0f} {unit} upward, with no upper end"
+    return f"from {earliest:,.0f} to {latest:,.0f} {unit}"
+
+
+def crossover_reading(by_count: float, by_clock: float | None, earliest: float | None = None,
+                      latest: float | None = None, longest_timed: float | None = None) -> str:
+    """Where the clock puts the source length at which attention's extra work per decoder step
+    equals a whole fixed-vector step, against where the count of multiply-adds puts it
+    (`by_count` tokens). `by_clock` is None when the timings give no positive length (the
+    attention step's growth is not measurable, or it already costs twice the fixed step at
+    S = 0). `earliest` and `latest`: the crossings at the ends of the slopes' 95 % intervals
+    (`latest` inf when an end of the intervals never crosses); `longest_timed`: the longest source
+    the timings measured. The count is only placed against the clock when the whole range lies on
+    one side of it. Follows "by the clock, ..."."""
+    if not (by_count > 0 and math.isfinite(by_count)):
+        raise ValueError(f"the count's crossover must be a positive length, got {by_count!r}")
+    if by_clock is None:
+        return ("the timings above give no positive length to compare with it: the attention "
+                "step's growth with S is not measurable, or it costs twice the fixed step "
+                "already for a short source")
+    if not (by_clock > 0 and math.isfinite(by_clock)):
+        raise ValueError(f"the clock's crossover must be a positive length or None, got "
+                         f"{by_clock!r}")
+    earliest = by_clock if earliest is None else earliest
+    latest = by_clock if latest is None else latest
+    if not (0 < earliest <= by_clock <= latest):
+        raise ValueError(f"need 0 < earliest <= by_clock <= latest, got {earliest!r}, "
+                         f"{by_clock!r}, {latest!r}")
+    at = f"at about {by_clock:,.0f} tokens"
+    if earliest < by_clock or latest > by_clock:
+        at += f" ({length_range(earliest, latest)} across the slopes' 95 % intervals)"
+    if longest_timed is not None and earliest > longest_timed:
+        at += f", beyond the {longest_timed:,.0f} tokens timed"
+    if latest < by_count / 2:
+        return (f"{at}; even the latest comes sooner than the count says: here attention's "
+                f"multiply-adds are slower")
+    if earliest > 2 * by_count:
+        return (f"{at}; even the earliest comes later than the count says: here attention's "
+                f"multiply-adds are faster")
+    if by_count / 2 <= earliest and latest <= 2 * by_count:
+        return f"{at}, about where the count puts it"
+    return f"{at}: too wide a range to place against the count's crossing"

@@ -1,0 +1,44 @@
+"""The sentences of the BLEU chapter (book/bleu.md): the mean of sentence BLEUs against corpus
+BLEU, which of two scores leads, and Koehn's paired bootstrap."""
+
+from __future__ import annotations
+
+from lib.course.verdicts.wording import direction
+
+
+def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weighted: float,
+                   tolerance: float = 0.5) -> str:
+    """Why the mean of sentence BLEUs differs from corpus BLEU: what happens to the mean when
+    sentence BLEU stops using the effective order, and when sentences are weighted by their
+    number of tokens instead of equally."""
+    side = direction(mean - corpus, tolerance, up="above", down="below", flat="close to")
+    order = mean_full_order - mean
+    weight = mean_weighted - mean
+    o = direction(order, tolerance, up="rises", down="falls", flat="barely changes")
+    w = direction(weight, tolerance, up="rises", down="falls", flat="barely changes")
+    return (f"The mean of sentence BLEUs, {mean:.2f}, lies {side} corpus BLEU, {corpus:.2f}. "
+            f"Scored on all four orders, it {o} ({mean_full_order:.2f}); weighted by tokens, as "
+            f"corpus BLEU's sums are, it {w} ({mean_weighted:.2f})")
+
+
+def leader(score_a: float, score_b: float, name_a: str, name_b: str,
+           tolerance: float = 0.005) -> str:
+    """'<a> is ahead by 0.42 points', '<b> is ahead by ...', or 'the two are level'."""
+    gap = score_a - score_b
+    if gap > tolerance:
+        return f"{name_a} is ahead by {gap:.2f} points"
+    if gap < -tolerance:
+        return f"{name_b} is ahead by {-gap:.2f} points"
+    return f"{name_a} and {name_b} are level"
+
+
+def bootstrap_verdict(share: float, level: float = 0.95) -> str:
+    """Koehn's paired bootstrap: the share of resamples on which system A beats system B."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"a share is between 0 and 1, got {share!r}")
+    if share >= level:
+        return f"here it is at least {level:.0%}, so the gain passes that test"
+    if share <= 1 - level:
+        return (f"here it is at most {1 - level:.0%}, so the other system's lead passes that "
+                f"test")
+    return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"

@@ -1,0 +1,103 @@
+"""The sentences of the encoder chapter (book/encoder.md): what happens to a gradient over many
+steps, two gradients against each other by order of magnitude, the bound that the largest
+singular value of W_hh sets on one step, and the probes' comparisons."""
+
+from __future__ import annotations
+
+import math
+
+from lib.course.verdicts.wording import paired_difference
+
+
+def gradient_fate(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> str:
+    """What happened to a gradient factor after many steps: 'vanishes', 'explodes' or 'survives'.
+
+    The thresholds are the encoder chapter's definition: less than a hundredth of the gradient
+    reaches the first step, or it grows more than tenfold.
+    """
+    if norm < vanish:
+        return "vanishes"
+    if norm > explode:
+        return "explodes"
+    return "survives"
+
+
+def gradient_trend(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> str:
+    """'vanishes', 'shrinks but survives', 'grows' or 'explodes': gradient_fate with the
+    survivors split at 1, so a factor above 1 (growth) is never called survival."""
+    if not (norm >= 0 and math.isfinite(norm)):
+        raise ValueError(f"a gradient norm must be finite and >= 0, got {norm!r}")
+    if norm < vanish:
+        return "vanishes"
+    if norm > explode:
+        return "explodes"
+    return "shrinks but survives" if norm < 1 else "grows"
+
+
+def _order(ratio: float) -> str:
+    """A ratio >= 3 in words: 'about 3 times', 'about 1,000 times' (one significant digit)."""
+    power = math.floor(math.log10(ratio))
+    lead = round(ratio / 10 ** power)
+    if lead == 10:
+        lead, power = 1, power + 1
+    return f"about {lead * 10 ** power:,} times"
+
+
+def by_order(a: float, b: float, other: str, verb: str, more: str, same: str, less: str,
+             what: str = "") -> str:
+    """a against b (both > 0) by order of magnitude, for amounts that span many: '<verb> about
+    1,000 times <more><what> than <other>', '<verb> about as <same><what> as <other>' (within a
+    factor of 3 either way) or '<verb> about 20 times <less><what> than <other>'. The factor has
+    one significant digit: 'passes back about 1,000 times more of the gradient than ...',
+    'is about as large as ...'."""
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(f"gradient factors must be positive and finite, got {a!r}, {b!r}")
+    ratio = a / b
+    if ratio >= 3:
+        return f"{verb} {_order(ratio)} {more}{what} than {other}"
+    if ratio > 1 / 3:
+        return f"{verb} about as {same}{what} as {other}"
+    return f"{verb} {_order(1 / ratio)} {less}{what} than {other}"
+
+
+def gru_against_vanilla(g_gru: float, g_vanilla: float) -> str:
+    """The default GRU's gradient after T steps, compared with the vanilla RNN's by order of
+    magnitude, and whether it still vanishes."""
+    how = by_order(g_gru, g_vanilla, "the vanilla RNN", "passes back", "more", "much", "less",
+                   " of the gradient")
+    fate = gradient_fate(g_gru)
+    if fate == "vanishes":
+        return f"{how}, yet its gradient still vanishes: gates alone do not keep it alive"
+    if fate == "explodes":
+        return f"{how}, and its gradient explodes"
+    return f"{how}, and enough of it survives to matter"
+
+
+def factor_against(g_a: float, g_b: float, other: str) -> str:
+    """'is about 20 times larger than <other>', 'is about as large as <other>' (within a factor
+    of 3) or '... smaller ...': two gradient factors by size, with no word for which is better
+    (a larger factor can be growth, not survival)."""
+    return by_order(g_a, g_b, other, "is", "larger", "large", "smaller")
+
+
+def stretch_bound(sigma1: float) -> str:
+    """What the largest singular value of W_hh says about one step: below 1 the safe bound
+    holds (no vector is stretched), from 1 on it does not."""
+    if not (sigma1 >= 0 and math.isfinite(sigma1)):
+        raise ValueError(f"a singular value must be finite and >= 0, got {sigma1!r}")
+    if sigma1 < 1:
+        return "below 1, so the safe bound above applies and no single step stretches a vector"
+    return ("at least 1, so the safe bound above does not apply and one step can stretch some "
+            "vectors")
+
+
+def probe_gap(acc_a: float, acc_b: float, lo: float, hi: float, a: str, b: str,
+              ceiling: float = 0.99) -> str:
+    """A probe comparison that refuses to rank two accuracies both at the ceiling (a handful
+    of sentences would flip it); otherwise the paired interval's verdict."""
+    for name, acc in (("acc_a", acc_a), ("acc_b", acc_b)):
+        if not 0.0 <= acc <= 1.0:
+            raise ValueError(f"{name} must be an accuracy between 0 and 1, got {acc!r}")
+    if acc_a >= ceiling and acc_b >= ceiling:
+        return (f"{a} and {b} are both at the ceiling, so this probe cannot tell them apart")
+    return paired_difference(lo, hi, a, b)

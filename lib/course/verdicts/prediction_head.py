@@ -1,0 +1,120 @@
+"""The sentences of the prediction-head chapter (book/prediction_head.md): label smoothing's
+uniform term, the least sure steps of a translation, and calibration against sampling noise."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> str:
+    """The uniform term of label smoothing as measured, against -log(eps / |S|), its value for
+    a model whose distribution equals the smoothed target (both in nats per position)."""
+    gap = measured - design
+    if gap > tolerance:
+        return (f"{gap:.1f} nats above the {design:.1f} of a model that matched the smoothed "
+                f"target exactly: on (geometric) average a word of S gets "
+                f"{math.exp(gap):.1f} times less than ε/|S|, so the model spreads ε unevenly")
+    if gap < -tolerance:
+        return (f"{-gap:.1f} nats below the {design:.1f} of a model that matched the smoothed "
+                f"target exactly: the words of S other than the reference get more than "
+                f"ε/|S| on (geometric) average")
+    return (f"within {tolerance:g} nats of the {design:.1f} of a model that matched the "
+            f"smoothed target exactly")
+
+
+def two_way_choice(first: str, p_first: float, second: str, p_second: float,
+                   together: float = 0.8) -> str:
+    """An unsure step described by its two favourite words: a choice between two words when
+    they hold at least `together` of the probability between them, a wider spread otherwise."""
+    if not 0 <= p_second <= p_first <= 1:
+        raise ValueError(f"need 0 <= p_second <= p_first <= 1, got {p_first!r}, {p_second!r}")
+    both = p_first + p_second
+    head = (f"«{first}» gets {p_first:.2f} and «{second}» {p_second:.2f}")
+    if both >= together:
+        return (f"{head}: {100 * both:.0f} % of the probability between them, a choice between "
+                f"two words rather than ignorance")
+    return (f"{head}, only {100 * both:.0f} % between them: the rest is spread over other "
+            f"words")
+
+
+def unsure_spread(words: Sequence[str], probs: Sequence[float], unk: str = "<unk>") -> str:
+    """The least sure step: its favourite words, how much the listed words hold together, and
+    whether the favourite is the unknown-word token (probs sorted, largest first)."""
+    if not words or len(words) != len(probs):
+        raise ValueError(f"need one probability per word, got {len(words)} words and "
+                         f"{len(probs)} probabilities")
+    if any(b > a for a, b in zip(probs, probs[1:])):
+        raise ValueError(f"probabilities must be sorted, largest first, got {list(probs)!r}")
+    listed = ", ".join(f"«{w}» {p:.2f}" for w, p in zip(words[:3], probs[:3]))
+    mass = sum(probs)
+    text = (f"its favourite words are {listed}, and the {len(words)} most likely words hold "
+            f"{100 * mass:.0f} % of the probability together")
+    if words[0] == unk:
+        text += f"; the favourite is {unk}, the unknown-word token"
+    if mass < 0.5:
+        text += ": the probability is spread thin"
+    return text
+
+
+def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0) -> str:
+    """Calibration per confidence group [(mean P(top), share right, positions)], judged against
+    sampling noise: a gap counts only beyond z binomial standard errors, sqrt(p (1 - p) / n)
+    with p the mean P(top), the error a calibrated model's share right would have."""
+    if not groups:
+        raise ValueError("no groups to judge")
+    under, over, noise = [], [], []
+    for conf, acc, n in groups:
+        if n < 1 or not 0 <= conf <= 1 or not 0 <= acc <= 1:
+            raise ValueError(f"need 0 <= P, share <= 1 and n >= 1, got {(conf, acc, n)!r}")
+        se = math.sqrt(max(conf * (1 - conf), 1e-12) / n)
+        label = f"{conf:.2f}"
+        (under if acc - conf > z * se else over if conf - acc > z * se else noise).append(label)
+    g = len(groups)
+
+    def which(labels):
+        return "the group" + ("s" if len(labels) > 1 else "") + " of mean P(top) " + \
+            " and ".join(labels)
+
+    if len(noise) == g:
+        return (f"calibrated within sampling noise in every group: no gap is larger than {z:g} "
+                f"standard errors")
+    if len(under) == g:
+        return (f"under-confident in every group, by more than {z:g} standard errors: its top "
+                f"word is right more often than it claims")
+    if len(over) == g:
+        return (f"over-confident in every group, by more than {z:g} standard errors: its top "
+                f"word is right less often than it claims")
+    # the first group named gets the full name, later ones "that of 0.91"
+    named = []
+
+    def name(labels):
+        named.append(labels)
+        if len(named) == 1:
+            return which(labels)
+        return ("those of " if len(labels) > 1 else "that of ") + " and ".join(labels)
+
+    beyond = [f"{side}-confident in {name(labels)}"
+              for side, labels in (("under", under), ("over", over)) if labels]
+    text = f"beyond {z:g} standard errors, {' and '.join(beyond)}"
+    return f"{text}; within sampling noise in {name(noise)}" if noise else text
+
+
+def calibration_pooled(right: float, expected: float, variance: float, n: int,
+                       z: float = 2.0) -> str:
+    """Calibration of all positions together: the count of right top words against the sum of
+    their P(top), `expected`, judged against `variance`, the sum of P(top) (1 - P(top)): the
+    spread a calibrated model's count would have. It sees a lean that every group shares."""
+    if n < 1 or variance <= 0 or not 0 <= right <= n or not 0 <= expected <= n:
+        raise ValueError(f"need n >= 1, variance > 0, 0 <= right, expected <= n, got "
+                         f"{(right, expected, variance, n)!r}")
+    k = (right - expected) / math.sqrt(variance)
+    said = (f"the top word is right at {right:,.0f} of the {n:,} positions, where the "
+            f"probabilities it was given add up to {expected:,.0f}: {abs(k):.1f} standard "
+            f"errors {'more' if k >= 0 else 'fewer'}")
+    if k > z:
+        return (f"{said}, so together the positions are under-confident beyond sampling "
+                f"noise")
+    if k < -z:
+        return f"{said}, so together the positions are over-confident beyond sampling noise"
+    return f"{said}, within sampling noise"

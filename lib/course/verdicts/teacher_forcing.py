@@ -1,0 +1,227 @@
+"""The sentences of the teacher-forcing chapter (book/teacher_forcing.md): timings of a part
+against its whole, the exposure-bias experiment and its rewording control, and the rankings of
+the ratio experiment's runs (by exact match, by loss, at every checkpoint)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def part_within_whole(sentence: str, part: float, whole: float, part_name: str,
+                      whole_name: str) -> str:
+    """`sentence` (a timing comparison) when a part's time is at most that of the whole that
+    contains it; otherwise that these timings were too noisy to compare, since a part cannot
+    really take longer than its whole."""
+    if not (part > 0 and whole > 0):
+        raise ValueError(f"times must be positive, got {part!r} and {whole!r}")
+    if part <= whole:
+        return sentence
+    return (f"the timings were too noisy to compare on the machine that built this page: "
+            f"{part_name} took longer than {whole_name}, which contains it")
+
+
+def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
+    """BLEU of a continuation after a right and after a wrong forced token."""
+    if after < before - tolerance:
+        return f"falls from {before:.1f} to {after:.1f}"
+    if after > before + tolerance:
+        return f"rises from {before:.1f} to {after:.1f}"
+    return f"stays about the same ({before:.1f} and {after:.1f})"
+
+
+# The control forces another reference's first word, which that reference continues; a wrong
+# first word has no reference that continues it. So the control's cost is a lower bound on what
+# a rewording costs, and the wrong word's extra cost an upper bound on what rewording leaves.
+_UPPER_BOUND = "an upper bound on what rewording cannot explain"
+_ALL_REWORDING = "its drop may all be rewording"
+
+
+def _beyond_rewording(beyond: float, tolerance: float, lo: float | None = None,
+                      hi: float | None = None) -> str:
+    """The wrong word's cost beyond the control's rewording, other - wrong: from its 95 %
+    interval (lo, hi) when one was measured, otherwise the point `beyond` against `tolerance`."""
+    if lo is not None and hi is not None:
+        if lo > hi:
+            raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+        if lo > 0:
+            return f"the wrong word costs {lo:.1f} to {hi:.1f} points more, {_UPPER_BOUND}"
+        if hi < 0:
+            return f"the wrong word costs {-hi:.1f} to {-lo:.1f} points less: {_ALL_REWORDING}"
+        return (f"the wrong word's extra cost ({lo:+.1f} to {hi:+.1f} points) includes zero: "
+                f"{_ALL_REWORDING}")
+    if beyond > tolerance:
+        return f"the wrong word costs {beyond:.1f} points more, {_UPPER_BOUND}"
+    if beyond < -tolerance:
+        return f"the wrong word costs {-beyond:.1f} points less: {_ALL_REWORDING}"
+    return f"the wrong word costs about as much: {_ALL_REWORDING}"
+
+
+def rewording_interval(bleu_other: float, bleu_wrong: float, lo: float, hi: float,
+                       tolerance: float = 1.0,
+                       beyond: tuple[float, float] | None = None) -> str:
+    """The exposure-bias control, after the page has shown the three scores: whether a right
+    rewording costs BLEU at all, from the paired 95 % interval (lo, hi) of bleu_right -
+    bleu_other; then the wrong word's extra cost, bleu_other - bleu_wrong, from `beyond`, its
+    paired interval, when given, and otherwise against `tolerance`."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        first = (f"BLEU counts even a right rewording as damage: it costs {lo:.1f} to {hi:.1f} "
+                 f"points (95 % interval)")
+    elif hi < 0:
+        first = (f"BLEU does not count this right rewording as damage: it gains {-hi:.1f} to "
+                 f"{-lo:.1f} points (95 % interval)")
+    else:
+        # the interval is of right - other; the change a rewording makes is other - right
+        first = (f"whether BLEU counts a right rewording as damage is unclear: its change, "
+                 f"{0.0 - hi:+.1f} to {0.0 - lo:+.1f} points (95 % interval), includes zero")
+    second = _beyond_rewording(bleu_other - bleu_wrong, tolerance, *(beyond or (None, None)))
+    return f"{first}; {second}"
+
+
+def rewording_summary(lo: float, hi: float) -> str:
+    """The summary's clause about the exposure-bias control, from the same 95 % interval
+    (lo, hi) of right - other as `rewording_interval`: whether even a rewording that another
+    reference continues lowers BLEU (a lower bound on what a rewording costs)."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return ("a control shows that BLEU counts even a rewording that a reference continues "
+                "as damage, so part of that drop can be rewording")
+    if hi < 0:
+        return ("a control finds that a rewording that a reference continues raises BLEU here "
+                "(one that no reference continues may still lower it)")
+    return ("a control could not tell whether even a rewording that a reference continues "
+            "lowers BLEU (its interval includes zero)")
+
+
+def exact_ranking(shares: dict[str, float], n: int, z: float = 2.0) -> str:
+    """Shares of n test sequences solved exactly, by run name: which run is first and which
+    last, and whether the first two are further apart than the noise of n sequences."""
+    if len(shares) < 2:
+        raise ValueError("a ranking needs at least two runs")
+    order = sorted(shares, key=lambda k: -shares[k])
+    best, second, worst = order[0], order[1], order[-1]
+    if shares[best] == shares[worst]:
+        return f"all {len(shares)} runs solve the same share"
+    text = f"{best} solves the most, {worst} the fewest"
+    p = (shares[best] + shares[second]) / 2
+    se = math.sqrt(max(2 * p * (1 - p), 1 / n) / n)  # of a difference of two shares
+    if shares[best] - shares[second] <= z * se:
+        text += (f"; {best} and {second} are closer than the noise of {n:,} test sequences "
+                 f"can separate")
+    return text
+
+
+def lowest(values: dict, what: str = "") -> str:
+    """'ratio 1.0' style name of the key with the lowest value; ties are named together."""
+    best = min(values.values())
+    keys = [k for k, v in values.items() if v == best]
+    return " and ".join(f"{what}{k}" for k in keys)
+
+
+def highest(values: dict, what: str = "") -> str:
+    """Like `lowest`, for the highest value."""
+    return lowest({k: -v for k, v in values.items()}, what)
+
+
+def loss_ranking(forced: dict[str, float], free: dict[str, float]) -> str:
+    """Which runs have the lowest forced loss, the lowest free-running loss and the smallest
+    gap between the two (ties named together), as one sentence."""
+    gap = {k: free[k] - forced[k] for k in forced}
+    return (f"The lowest forced loss belongs to {lowest(forced)}, the lowest free-running loss "
+            f"to {lowest(free)}, and the smallest gap between the two to {lowest(gap)}")
+
+
+def place_of(name: str, scores: dict[str, float], what: str) -> str:
+    """Where run `name` places among `scores` (higher is better): 'has the highest <what> of
+    the 4 runs', 'the lowest ...', or 'is 2nd of the 4 runs in <what>' (ties share a place)."""
+    if name not in scores or len(scores) < 2:
+        raise ValueError(f"need {name!r} among at least two runs, got {sorted(scores)}")
+    n, x = len(scores), scores[name]
+    above = sum(v > x for v in scores.values())
+    below = sum(v < x for v in scores.values())
+    if above == 0 and below == 0:
+        return f"has the same {what} as the other {n - 1} runs"
+    if above == 0:
+        return f"has the highest {what} of the {n} runs"
+    if below == 0:
+        return f"has the lowest {what} of the {n} runs"
+    place = above + 1
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(place if place < 20 else place % 10, "th")
+    return f"is {place}{suffix} of the {n} runs in {what}"
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _steps_of(curves: dict) -> list:
+    if len(curves) < 2:
+        raise ValueError("need at least two runs")
+    steps = [s for s, _ in next(iter(curves.values()))]
+    if not steps or any([s for s, _ in c] != steps for c in curves.values()):
+        raise ValueError("every run needs the same, non-empty checkpoints")
+    return steps
+
+
+def _span(steps: Sequence[int]) -> str:
+    return f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]} to {steps[-1]}"
+
+
+def checkpoint_leaders(curves: dict[str, Sequence[tuple[int, float]]]) -> str:
+    """curves: run name -> [(step, score)] at the same checkpoints, higher is better. Which run
+    leads at every checkpoint, or, when the lead changes, who leads when: a ranking at the last
+    checkpoint of a short budget holds only if it held on the way there."""
+    steps = _steps_of(curves)
+    leaders = []
+    for i in range(len(steps)):
+        best = max(c[i][1] for c in curves.values())
+        leaders.append(tuple(k for k, c in curves.items() if c[i][1] == best))
+    common = [k for k in leaders[0] if all(k in lead for lead in leaders)]
+    if common:
+        who = " and ".join(common)
+        verb = "leads" if len(common) == 1 else "share the lead"
+        return (f"{who} {verb} at every one of the {len(steps)} checkpoints ({_span(steps)})")
+    runs, start = [], 0
+    for i in range(1, len(steps) + 1):
+        if i == len(steps) or leaders[i] != leaders[start]:
+            runs.append(f"{' and '.join(leaders[start])} at {_span(steps[start:i])}")
+            start = i
+    return (f"the lead changes between the {len(steps)} checkpoints ({'; '.join(runs)}), so "
+            f"the ranking at the end of this budget is not a settled one")
+
+
+def checkpoint_places(name: str, curves: dict[str, Sequence[tuple[int, float]]],
+                      what: str) -> str:
+    """Where run `name` places (higher is better, ties share a place) at each checkpoint of
+    `curves`: the same place throughout, or the range of places it moves between."""
+    steps = _steps_of(curves)
+    if name not in curves:
+        raise ValueError(f"{name!r} is not among {sorted(curves)}")
+    places = [1 + sum(c[i][1] > curves[name][i][1] for c in curves.values())
+              for i in range(len(steps))]
+    n = len(curves)
+    if len(set(places)) == 1:
+        return (f"it is {_ordinal(places[0])} of the {n} runs in {what} at every one of the "
+                f"{len(steps)} checkpoints")
+    return (f"across the {len(steps)} checkpoints it moves between {_ordinal(min(places))} and "
+            f"{_ordinal(max(places))} of the {n} runs in {what}")
+
+
+def loss_vs_exact(free: dict[str, float], exact: dict[str, float]) -> str:
+    """Whether the run with the lowest free-running loss also reverses the most sequences
+    exactly; when not, says that the two measures reward different things."""
+    if set(free) != set(exact) or len(free) < 2:
+        raise ValueError("need the same runs, at least two, in both measures")
+    low = min(free, key=free.get)
+    best = [k for k in exact if exact[k] == max(exact.values())]
+    if low in best:
+        return (f"here the run with the lowest free-running loss, {low}, also reverses the most "
+                f"sequences exactly")
+    verb = "reverses" if len(best) == 1 else "reverse"
+    return (f"here {low} has the lowest free-running loss, yet {' and '.join(best)} {verb} "
+            f"more sequences exactly: the loss rewards every right digit, exact match only "
+            f"wholly right sequences")

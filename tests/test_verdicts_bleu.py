@@ -1,0 +1,38 @@
+"""lib.course.verdicts.bleu: the mean of sentence BLEUs against corpus BLEU, the leader of two
+scores and the paired bootstrap, in words that follow the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import bleu as v
+
+
+@pytest.mark.parametrize("args, text", [
+    ((35.9, 41.1, 30.2, 41.3), "The mean of sentence BLEUs, 41.10, lies above corpus BLEU, 35.90. "
+                               "Scored on all four orders, it falls (30.20); weighted by tokens, "
+                               "as corpus BLEU's sums are, it barely changes (41.30)"),
+    ((40.0, 30.0, 31.0, 35.0), "The mean of sentence BLEUs, 30.00, lies below corpus BLEU, 40.00. "
+                               "Scored on all four orders, it rises (31.00); weighted by tokens, "
+                               "as corpus BLEU's sums are, it rises (35.00)"),
+    ((40.0, 40.2, 40.0, 40.0), "The mean of sentence BLEUs, 40.20, lies close to corpus BLEU, "
+                               "40.00. Scored on all four orders, it barely changes (40.00); "
+                               "weighted by tokens, as corpus BLEU's sums are, it barely changes "
+                               "(40.00)")])
+def test_mean_vs_corpus_says_where_the_mean_lies_and_where_each_change_moves_it(args, text):
+    assert v.mean_vs_corpus(*args) == text
+
+
+def test_leader_names_the_higher_score_and_never_a_negative_gap():
+    assert v.leader(31.2, 30.0, "beam search", "greedy decoding") == \
+        "beam search is ahead by 1.20 points"
+    assert v.leader(30.0, 31.2, "beam search", "greedy decoding") == \
+        "greedy decoding is ahead by 1.20 points"
+    assert v.leader(30.0, 30.0, "a", "b") == "a and b are level"
+
+
+@pytest.mark.parametrize("share, words", [(0.97, "the gain passes"), (0.95, "the gain passes"),
+                                          (0.6, "neither lead passes"),
+                                          (0.02, "the other system's lead passes")])
+def test_bootstrap_verdict(share, words):
+    assert words in v.bootstrap_verdict(share)

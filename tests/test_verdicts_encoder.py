@@ -1,0 +1,106 @@
+"""lib.course.verdicts.encoder: a gradient's fate, two gradients by order of magnitude, the
+stretch bound and the probes' comparisons, in words that follow the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import encoder as v
+
+
+@pytest.mark.parametrize("norm, fate", [
+    (5e-9, "vanishes"), (0.0099, "vanishes"), (0.43, "survives"), (10.0, "survives"),
+    (90.9, "explodes")])
+def test_gradient_fate(norm, fate):
+    assert v.gradient_fate(norm) == fate
+
+
+@pytest.mark.parametrize("norm, word", [
+    (1e-3, "vanishes"), (0.0099, "vanishes"), (0.01, "shrinks but survives"),
+    (0.43, "shrinks but survives"), (0.999, "shrinks but survives"), (1.0, "grows"),
+    (7.0, "grows"), (10.0, "grows"), (10.01, "explodes"), (91.0, "explodes")])
+def test_gradient_trend_never_calls_growth_survival(norm, word):
+    assert v.gradient_trend(norm) == word
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_gradient_trend_rejects_bad_norms(bad):
+    with pytest.raises(ValueError, match="gradient norm"):
+        v.gradient_trend(bad)
+
+
+def test_gru_against_vanilla_says_how_much_better_and_whether_it_still_vanishes():
+    # the numbers the issue quotes: the GRU passes back ~1000x more, yet still vanishes
+    text = v.gru_against_vanilla(5.5e-6, 5.1e-9)
+    assert "about 1,000 times more" in text and "still vanishes" in text
+    assert "no better" not in text
+    assert "about as much" in v.gru_against_vanilla(1e-6, 1.2e-6)
+    assert "less" in v.gru_against_vanilla(1e-9, 1e-6)
+    assert "survives" in v.gru_against_vanilla(0.5, 1e-9)
+    assert "explodes" in v.gru_against_vanilla(50.0, 1e-9)
+
+
+@pytest.mark.parametrize("g_a, g_b, expected", [
+    (5e-3, 5e-6, "passes back about 1,000 times more of the gradient than the GRU"),
+    (3.0, 1.0, "passes back about 3 times more of the gradient than the GRU"),
+    (2.9, 1.0, "passes back about as much of the gradient as the GRU"),
+    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"),
+    (1.0, 2.9, "passes back about as much of the gradient as the GRU"),
+    (1.0, 3.0, "passes back about 3 times less of the gradient than the GRU"),
+    (1e-9, 5e-6, "passes back about 5,000 times less of the gradient than the GRU"),
+])
+def test_by_order_follows_the_ratio(g_a, g_b, expected):
+    assert v.by_order(g_a, g_b, "the GRU", "passes back", "more", "much", "less",
+                      " of the gradient") == expected
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_by_order_refuses_non_positive_norms(bad):
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.by_order(bad, 1.0, "x", "is", "larger", "large", "smaller")
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.by_order(1.0, bad, "x", "is", "larger", "large", "smaller")
+
+
+@pytest.mark.parametrize("a, b, words", [
+    (7.0, 0.43, "is about 20 times larger than the GRU"),
+    (0.64, 0.43, "is about as large as the GRU"),
+    (1.0, 2.9, "is about as large as the GRU"),
+    (4.6e-6, 5.5e-6, "is about as large as the GRU"),
+    (1e-6, 5e-3, "is about 5,000 times smaller than the GRU")])
+def test_factor_against_is_neutral_and_follows_the_ratio(a, b, words):
+    text = v.factor_against(a, b, "the GRU")
+    assert text == words
+    assert "passes" not in text and "better" not in text
+
+
+def test_factor_against_rejects_zero():
+    with pytest.raises(ValueError, match="positive and finite"):
+        v.factor_against(0.0, 1.0, "x")
+
+
+@pytest.mark.parametrize("sigma, start", [
+    (0.5, "below 1, so the safe bound above applies"), (0.999, "below 1"),
+    (1.0, "at least 1, so the safe bound above does not apply"), (1.07, "at least 1")])
+def test_stretch_bound_follows_sigma(sigma, start):
+    assert v.stretch_bound(sigma).startswith(start)
+
+
+def test_stretch_bound_rejects_negative():
+    with pytest.raises(ValueError, match="singular value"):
+        v.stretch_bound(-0.1)
+
+
+@pytest.mark.parametrize("acc_a, acc_b, lo, hi, start", [
+    (0.998, 1.0, -0.004, 0.0, "A and B are both at the ceiling"),
+    (0.99, 0.995, 0.001, 0.01, "A and B are both at the ceiling"),
+    (0.98, 1.0, -0.03, -0.01, "A scores lower than B"),
+    (0.61, 0.38, 0.18, 0.28, "A scores higher than B"),
+    (0.60, 0.61, -0.02, 0.01, "A and B are not told apart")])
+def test_probe_gap_says_ceiling_only_when_both_are_at_it(acc_a, acc_b, lo, hi, start):
+    assert v.probe_gap(acc_a, acc_b, lo, hi, "A", "B").startswith(start)
+
+
+def test_probe_gap_rejects_percentages():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.probe_gap(99.8, 100.0, 0, 0, "A", "B")

@@ -1,0 +1,75 @@
+"""lib.course.verdicts.prediction_head: label smoothing's uniform term, unsure steps and
+calibration against sampling noise, in words that follow the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import prediction_head as v
+
+
+@pytest.mark.parametrize("measured, start", [(10.6, "1.4 nats above the 9.2"),
+                                             (8.0, "1.2 nats below the 9.2"),
+                                             (9.3, "within 0.25 nats of the 9.2")])
+def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
+    assert v.smoothing_gap(measured, 9.2).startswith(start)
+    assert v.smoothing_gap(10.6, 9.2) == (
+        "1.4 nats above the 9.2 of a model that matched the smoothed target exactly: on "
+        "(geometric) average a word of S gets 4.1 times less than ε/|S|, so the model spreads ε "
+        "unevenly")
+
+
+def test_two_way_choice_says_two_words_only_when_they_hold_most_of_it():
+    text = v.two_way_choice("Tu", 0.45, "Vous", 0.44)
+    assert "«Tu» gets 0.45 and «Vous» 0.44" in text and "89 %" in text
+    assert "choice between two words" in text
+    spread = v.two_way_choice("il", 0.30, "elle", 0.20)
+    assert "only 50 % between them" in spread and "choice between two" not in spread
+    with pytest.raises(ValueError):
+        v.two_way_choice("a", 0.2, "b", 0.3)  # the second is more likely than the first
+
+
+def test_unsure_spread_names_unk_and_a_thin_spread():
+    text = v.unsure_spread(["<unk>", "méjugé", "donné"], [0.03, 0.03, 0.02])
+    assert text == ("its favourite words are «<unk>» 0.03, «méjugé» 0.03, «donné» 0.02, and the "
+                    "3 most likely words hold 8 % of the probability together; the favourite is "
+                    "<unk>, the unknown-word token: the probability is spread thin")
+    sure = v.unsure_spread(["chat", "chien"], [0.45, 0.40])
+    assert "<unk>" not in sure and "spread thin" not in sure and "85 %" in sure
+    with pytest.raises(ValueError, match="sorted"):
+        v.unsure_spread(["a", "b"], [0.1, 0.2])
+    with pytest.raises(ValueError, match="one probability per word"):
+        v.unsure_spread(["a"], [0.1, 0.2])
+
+
+def test_calibration_noise_counts_a_gap_only_beyond_the_standard_error():
+    # 0.31 vs 0.38 on 60 positions: SE = 0.06, gap 0.07 < 2 SE -> noise
+    assert v.calibration_noise([(0.31, 0.38, 60)]).startswith("calibrated within sampling")
+    # the same gap on 6,000 positions: SE = 0.006 -> under-confident
+    assert v.calibration_noise([(0.31, 0.38, 6000)]).startswith("under-confident in every")
+    assert v.calibration_noise([(0.9, 0.8, 1000)]).startswith("over-confident in every")
+    mixed = v.calibration_noise([(0.31, 0.38, 6000), (0.91, 0.93, 300), (0.6, 0.4, 1000)])
+    assert mixed == ("beyond 2 standard errors, under-confident in the group of mean P(top) 0.31 "
+                     "and over-confident in that of 0.60; within sampling noise in that of 0.91")
+    two = v.calibration_noise([(0.9, 0.8, 1000), (0.5, 0.5, 10), (0.6, 0.6, 10)])
+    assert two == ("beyond 2 standard errors, over-confident in the group of mean P(top) 0.90; "
+                   "within sampling noise in those of 0.50 and 0.60")
+    with pytest.raises(ValueError):
+        v.calibration_noise([])
+    with pytest.raises(ValueError):
+        v.calibration_noise([(0.5, 0.5, 0)])
+
+
+@pytest.mark.parametrize("right, k, end", [(130, "3.0 standard errors more", "under-confident "
+                                            "beyond sampling noise"),
+                                           (70, "3.0 standard errors fewer", "over-confident "
+                                            "beyond sampling noise"),
+                                           (110, "1.0 standard errors more", "within sampling "
+                                            "noise")])
+def test_calibration_pooled_follows_the_count_against_its_spread(right, k, end):
+    # 100 expected, variance 100: one standard error is 10 positions
+    said = v.calibration_pooled(right, 100.0, 100.0, 400)
+    assert k in said and said.endswith(end)
+    assert f"right at {right} of the 400 positions" in said
+    with pytest.raises(ValueError):
+        v.calibration_pooled(1, 1.0, 0.0, 4)

@@ -1,0 +1,173 @@
+"""lib.course.verdicts.teacher_forcing: timings of a part and its whole, the exposure-bias
+experiment and its control, and the rankings of the ratio runs, in words that follow the
+numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import teacher_forcing as v
+
+
+def test_part_within_whole():
+    assert v.part_within_whole("ok", 1.0, 2.0, "the GRU", "the decoder") == "ok"
+    assert v.part_within_whole("ok", 2.0, 2.0, "the GRU", "the decoder") == "ok"
+    noisy = v.part_within_whole("ok", 1.7, 1.3, "the GRU", "the decoder")
+    assert noisy.startswith("the timings were too noisy")
+    assert "the GRU took longer than the decoder" in noisy
+    with pytest.raises(ValueError, match="positive"):
+        v.part_within_whole("ok", 0.0, 1.0, "a", "b")
+
+
+@pytest.mark.parametrize("before, after, words", [(34.3, 22.0, "falls from 34.3 to 22.0"),
+                                                  (20.0, 25.0, "rises from 20.0 to 25.0"),
+                                                  (20.0, 20.2, "stays about the same")])
+def test_exposure_drop(before, after, words):
+    assert v.exposure_drop(before, after).startswith(words)
+
+
+UPPER = "an upper bound on what rewording cannot explain"
+
+
+@pytest.mark.parametrize("lo, hi, first", [
+    (0.4, 3.5, "BLEU counts even a right rewording as damage: it costs 0.4 to 3.5 points (95 % "
+               "interval)"),
+    (-3.0, -0.5, "BLEU does not count this right rewording as damage: it gains 0.5 to 3.0 points "
+                 "(95 % interval)"),
+    (-1.5, 4.9, "whether BLEU counts a right rewording as damage is unclear: its change, -4.9 "
+                "to +1.5 points (95 % interval), includes zero"),
+    (0.0, 0.0, "whether BLEU counts a right rewording as damage is unclear: its change, +0.0 "
+               "to +0.0 points (95 % interval), includes zero")])
+def test_rewording_interval_words_the_rewording_from_its_interval(lo, hi, first):
+    """The interval is of right - other: above zero a rewording costs, below it gains, and the
+    change it states, other - right, keeps the sign of what the rewording does."""
+    assert v.rewording_interval(28.2, 15.6, lo, hi) == f"{first}; the wrong word costs 12.6 " \
+                                                       f"points more, {UPPER}"
+
+
+@pytest.mark.parametrize("beyond, second", [
+    ((8.0, 17.0), f"the wrong word costs 8.0 to 17.0 points more, {UPPER}"),
+    ((-2.0, 20.0), "the wrong word's extra cost (-2.0 to +20.0 points) includes zero: its drop "
+                   "may all be rewording"),
+    ((-20.0, -2.0), "the wrong word costs 2.0 to 20.0 points less: its drop may all be "
+                    "rewording")])
+def test_rewording_interval_words_the_wrong_words_cost_from_its_interval(beyond, second):
+    text = v.rewording_interval(28.2, 15.6, 0.4, 3.5, beyond=beyond)
+    assert text == ("BLEU counts even a right rewording as damage: it costs 0.4 to 3.5 points "
+                    f"(95 % interval); {second}")
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_interval(28.2, 15.6, 0.4, 3.5, beyond=(2.0, 1.0))
+
+
+@pytest.mark.parametrize("other, wrong, second", [
+    (29.5, 20.0, f"the wrong word costs 9.5 points more, {UPPER}"),
+    (22.0, 21.5, "the wrong word costs about as much: its drop may all be rewording"),
+    (22.0, 25.0, "the wrong word costs 3.0 points less: its drop may all be rewording")])
+def test_rewording_interval_words_the_wrong_words_cost_by_the_tolerance(other, wrong, second):
+    """Without an interval the wrong word's extra cost is weighed against the tolerance; the
+    control's rewording has a reference that continues it, so a gap is only an upper bound."""
+    assert v.rewording_interval(other, wrong, 0.4, 3.5).endswith(f"; {second}")
+
+
+def test_rewording_interval_rejects_reversed_interval():
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_interval(28.2, 15.6, 2.0, 1.0)
+
+
+@pytest.mark.parametrize("lo, hi, words", [
+    (0.4, 3.5, "a control shows that BLEU counts even a rewording that a reference continues as "
+               "damage, so part of that drop can be rewording"),
+    (-3.0, -0.5, "a control finds that a rewording that a reference continues raises BLEU here "
+                 "(one that no reference continues may still lower it)"),
+    (-4.7, 7.4, "a control could not tell whether even a rewording that a reference continues "
+                "lowers BLEU (its interval includes zero)"),
+    (0.0, 0.0, "a control could not tell whether even a rewording that a reference continues "
+               "lowers BLEU (its interval includes zero)")])
+def test_rewording_summary_follows_the_same_interval(lo, hi, words):
+    assert v.rewording_summary(lo, hi) == words
+    with pytest.raises(ValueError, match="low end"):
+        v.rewording_summary(1.0, 0.0)
+
+
+def test_exact_ranking_names_first_and_last_and_the_noise():
+    text = v.exact_ranking({"ratio 1.0": 0.83, "ratio 0.5": 0.60, "ratio 0.0": 0.40}, 500)
+    assert text == "ratio 1.0 solves the most, ratio 0.0 the fewest"
+    text = v.exact_ranking({"ratio 1.0": 0.83, "ratio 0.5": 0.82, "ratio 0.0": 0.40}, 500)
+    assert "closer than the noise of 500 test sequences" in text
+    assert v.exact_ranking({"a": 0.5, "b": 0.5}, 500) == "all 2 runs solve the same share"
+    with pytest.raises(ValueError):
+        v.exact_ranking({"a": 0.5}, 10)
+
+
+def test_lowest_and_highest_name_ties_together():
+    assert v.lowest({1.0: 0.3, 0.0: 0.5}, "ratio ") == "ratio 1.0"
+    assert v.highest({1.0: 0.3, 0.0: 0.5}, "ratio ") == "ratio 0.0"
+    assert v.lowest({1.0: 0.3, 0.0: 0.3}, "ratio ") == "ratio 1.0 and ratio 0.0"
+
+
+def test_loss_ranking_follows_each_measure_separately():
+    forced = {"ratio 1.0": 0.1, "ratio 0.0": 0.3}
+    text = v.loss_ranking(forced, {"ratio 1.0": 0.5, "ratio 0.0": 0.4})
+    assert text == ("The lowest forced loss belongs to ratio 1.0, the lowest free-running loss "
+                    "to ratio 0.0, and the smallest gap between the two to ratio 0.0")
+    text = v.loss_ranking(forced, {"ratio 1.0": 0.2, "ratio 0.0": 0.6})
+    assert "free-running loss to ratio 1.0" in text
+    assert "smallest gap between the two to ratio 1.0" in text
+
+
+@pytest.mark.parametrize("name, words", [
+    ("a", "has the highest exact share of the 4 runs"),
+    ("d", "has the lowest exact share of the 4 runs"),
+    ("b", "is 2nd of the 4 runs in exact share"),
+    ("c", "is 2nd of the 4 runs in exact share")])
+def test_place_of_names_the_place(name, words):
+    assert v.place_of(name, {"a": 0.8, "b": 0.7, "c": 0.7, "d": 0.6}, "exact share") == words
+
+
+def test_place_of_all_tied_and_unknown():
+    assert v.place_of("a", {"a": 1.0, "b": 1.0}, "x") == "has the same x as the other 1 runs"
+    assert v.place_of("c", {"a": 3, "b": 2, "c": 1.5, "d": 1}, "x") == "is 3rd of the 4 runs in x"
+    with pytest.raises(ValueError, match="among"):
+        v.place_of("z", {"a": 1.0, "b": 2.0}, "x")
+
+
+def test_checkpoint_leaders_claims_a_leader_only_when_it_leads_throughout():
+    steady = {"ratio 1.0": [(100, 0.2), (200, 0.5)], "ratio 0.0": [(100, 0.1), (200, 0.4)]}
+    assert v.checkpoint_leaders(steady) == ("ratio 1.0 leads at every one of the 2 checkpoints "
+                                            "(steps 100 to 200)")
+    tied = {"a": [(1, 0.2), (2, 0.5)], "b": [(1, 0.2), (2, 0.5)]}
+    assert v.checkpoint_leaders(tied).startswith("a and b share the lead at every one")
+    changing = {"1.0": [(1, 0.2), (2, 0.3), (3, 0.5)], "linear": [(1, 0.1), (2, 0.4), (3, 0.6)],
+                "0.0": [(1, 0.1), (2, 0.2), (3, 0.7)]}
+    text = v.checkpoint_leaders(changing)
+    assert text.startswith("the lead changes between the 3 checkpoints (1.0 at step 1; linear "
+                           "at step 2; 0.0 at step 3)")
+    assert "not a settled one" in text
+    grouped = {"a": [(1, 0.5), (2, 0.5), (3, 0.1)], "b": [(1, 0.1), (2, 0.1), (3, 0.9)]}
+    assert "(a at steps 1 to 2; b at step 3)" in v.checkpoint_leaders(grouped)
+    with pytest.raises(ValueError, match="same"):
+        v.checkpoint_leaders({"a": [(1, 0.5)], "b": [(2, 0.5)]})
+    with pytest.raises(ValueError, match="two runs"):
+        v.checkpoint_leaders({"a": [(1, 0.5)]})
+
+
+def test_checkpoint_places_says_whether_the_place_holds():
+    curves = {"a": [(1, 0.5), (2, 0.5)], "b": [(1, 0.1), (2, 0.9)], "c": [(1, 0.3), (2, 0.2)]}
+    assert v.checkpoint_places("a", curves, "exact share") == (
+        "across the 2 checkpoints it moves between 1st and 2nd of the 3 runs in exact share")
+    assert v.checkpoint_places("c", {"a": curves["a"], "c": curves["c"]}, "x") == (
+        "it is 2nd of the 2 runs in x at every one of the 2 checkpoints")
+    with pytest.raises(ValueError, match="not among"):
+        v.checkpoint_places("z", curves, "x")
+
+
+def test_loss_vs_exact_agree_and_disagree():
+    free = {"1.0": 0.358, "0.0": 0.287}
+    assert v.loss_vs_exact(free, {"1.0": 0.70, "0.0": 0.72}).startswith(
+        "here the run with the lowest free-running loss, 0.0, also reverses the most")
+    text = v.loss_vs_exact(free, {"1.0": 0.826, "0.0": 0.724})
+    assert text == ("here 0.0 has the lowest free-running loss, yet 1.0 reverses more sequences "
+                    "exactly: the loss rewards every right digit, exact match only wholly right "
+                    "sequences")
+    with pytest.raises(ValueError, match="same runs"):
+        v.loss_vs_exact(free, {"1.0": 0.5})

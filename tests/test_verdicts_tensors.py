@@ -1,0 +1,21 @@
+"""lib.course.verdicts.tensors: how a rate grows, in words that follow the ratio."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import tensors as v
+
+
+@pytest.mark.parametrize("before, after, words", [
+    (1.33, 2.87, "more than doubles"), (1.82, 3.63, "grows 2.0-fold"),
+    (1.0, 3.5, "more than triples"), (1.0, 1.5, "grows 1.5-fold"),
+    (1.0, 1.05, "barely changes"), (1.0, 0.95, "barely changes"), (1.0, 0.5, "falls"),
+    (1.0, 2.0, "doubles"), (1.0, 2.01, "more than doubles")])
+def test_growth_words_follow_the_ratio(before, after, words):
+    assert v.growth_words(before, after) == words
+
+
+def test_growth_words_rejects_zero_base():
+    with pytest.raises(ValueError, match="positive"):
+        v.growth_words(0.0, 1.0)

@@ -1,0 +1,63 @@
+"""lib.course.verdicts.wrap_up: BLEU by source length, the walk-through sentence, copying and
+search errors against model errors, in words that follow the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.course.verdicts import wrap_up as v
+
+BOTH = "sources of more than 6 tokens score 37.2, those of 6 or fewer 34.9 (95 % interval of " \
+       "the difference"
+
+
+@pytest.mark.parametrize("lo, hi, text", [
+    (1.0, 5.0, f"rises with length: {BOTH} +1.0 to +5.0)"),
+    (-5.0, -1.0, f"falls with length: {BOTH} -5.0 to -1.0)"),
+    (-1.2, 5.7, f"does not clearly change with length: {BOTH} -1.2 to +5.7, which includes "
+                f"zero)")])
+def test_length_halves_follow_the_interval(lo, hi, text):
+    assert v.length_halves(34.9, 37.2, lo, hi, 6) == text
+
+
+def test_length_halves_bad_interval():
+    with pytest.raises(ValueError, match="low end"):
+        v.length_halves(35.0, 36.0, 2.0, 1.0, 6)
+
+
+def test_pick_example_decides_by_content():
+    known = {"I", "am", "cold", ".", "We", "won", "Tom", "is", "here"}
+    items = [("I am Saskatchewan.", ["a", "b"]),  # an unknown word
+             ("We won.", ["a", "b"]),  # 3 tokens: too short
+             ("Tom is here.", ["Tom est là."]),  # one reference only
+             ("I am cold.", ["J'ai froid.", "Je suis froid."])]
+    tok = str.split
+    assert v.pick_example([(a.replace(".", " ."), r) for a, r in items], tok, known) == (
+        "I am cold .", ["J'ai froid.", "Je suis froid."])
+    # no item meets every condition: the first with known words, then the first of all
+    assert v.pick_example([("x y", ["r"]), ("We won .", ["r"])], tok, known) == (
+        "We won .", ["r"])
+    assert v.pick_example([("x y", ["r"])], tok, known) == ("x y", ["r"])
+    with pytest.raises(ValueError, match="no sentences"):
+        v.pick_example([], tok, known)
+
+
+def test_copy_outcome_names_what_happened():
+    assert v.copy_outcome("Tom", "railroads") == (
+        "Some copies are right: «Tom» is written the same way in a reference. Others are not: "
+        "«railroads» appears in no reference, which says it another way or not at all")
+    assert v.copy_outcome("Tom", None).startswith("Every copied word appears")
+    assert v.copy_outcome(None, "railroads").startswith("No copied word appears")
+    assert v.copy_outcome(None, None) == "Nothing was copied"
+
+
+def test_error_split_follows_the_counts():
+    assert v.error_split(30, 70, "greedy decoding") == (
+        "for 30 of the 100 outputs of greedy decoding that differ from every reference (30 %), "
+        "a reference is more probable than the output: search errors; the other 70 are model "
+        "errors by this test")
+    assert v.error_split(0, 12, "the beam").startswith(
+        "for none of the 12 outputs of the beam")
+    assert "nothing to diagnose" in v.error_split(0, 0, "the beam")
+    with pytest.raises(ValueError, match="negative"):
+        v.error_split(-1, 3, "x")
