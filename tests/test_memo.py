@@ -313,3 +313,38 @@ def test_the_cached_corpus_is_the_pipeline_s_output_and_follows_its_key(tmp_path
 
     assert n_pairs(grown) == n_pairs(built) + 1
     assert len(list((tmp_path / "results").glob("corpus-*"))) == 3
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_an_interrupt_ends_every_worker(cache, tmp_path):
+    """A KeyboardInterrupt in a kernel that stays alive (Jupyter, Colab) ends every worker,
+    the one being waited on included: none is left computing for no one."""
+    import multiprocessing
+    import threading
+
+    def compute(label):
+        (tmp_path / f"worker-{label}").write_text(str(os.getpid()))
+        time.sleep(300)
+        return label
+
+    files = [tmp_path / "worker-a", tmp_path / "worker-b"]
+
+    def interrupt():
+        deadline = time.monotonic() + 60
+        while not all(f.is_file() and f.read_text() for f in files):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        memo.cached_all("sleepy", {"a": 1, "b": 2}, compute, workers=2)
+    workers = [int(f.read_text()) for f in files]
+    try:
+        assert not [pid for pid in workers if _alive(pid)], "a worker outlived the interrupt"
+        assert not multiprocessing.active_children()
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

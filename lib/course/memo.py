@@ -19,7 +19,8 @@ the missing ones run side by side in worker processes, one thread each, so that 
 with two cores trains two small models in the time of one. Each run is seeded and runs on one
 thread either way, so its numbers do not depend on whether it ran alone or beside another.
 A worker dies with the process that forked it (a restarted kernel, SIGTERM or SIGKILL): it is
-never left computing for no one.
+never left computing for no one. An interrupt (KeyboardInterrupt in a kernel that stays alive)
+or any other error in the parent ends and reaps every worker before it propagates.
 
 `load_corpus` is `lib.data.build_corpus` kept this way: a chapter reads the split, vocabularies
 and encoded pairs back in a fraction of the time it takes to tokenise the corpus again.
@@ -159,19 +160,26 @@ def _side_by_side(name: str, labels: list, compute, workers: int) -> list[str]:
                 proc.start()
                 send.close()
                 running.append((label, proc, receive))
-            label, proc, receive = running.pop(0)  # results arrive in any order; read in turn
+            # results arrive in any order; read in turn. The worker stays in `running` until
+            # it has been joined, so an interrupt while waiting on it ends it too.
+            label, proc, receive = running[0]
             try:
                 ok, text = receive.recv()
             except EOFError:  # the worker died without a word (killed, out of memory)
                 proc.join()  # its exit code is known only once it has been reaped
                 ok, text = False, f"the worker process ended with exit code {proc.exitcode}"
             proc.join()
+            running.pop(0)
+            receive.close()
             if not ok:
                 raise RuntimeError(f"{name} for {label!r} failed in its worker process:\n{text}")
             texts[label] = text
-    finally:
+    finally:  # on any exception (an interrupt included), no worker is left computing
         for _, proc, _ in running:
             proc.terminate()
+        for _, proc, receive in running:
+            proc.join()
+            receive.close()
     return [texts[label] for label in labels]
 
 
