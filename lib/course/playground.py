@@ -160,8 +160,7 @@ class EncoderGraph(nn.Module):
         self.embedding = encoder.embedding
         self.layers = nn.ModuleList(one_layer(encoder.rnn, i)
                                     for i in range(encoder.rnn.num_layers))
-        self.W_h = model.decoder.attention.W_h if model.decoder.attention is not None \
-            else None
+        self.W_h = model.decoder.attention.W_h if model.attends else None
 
     def forward(self, src: torch.Tensor):
         x = self.embedding(src)  # (1, S, E)
@@ -211,22 +210,21 @@ def _onnx_export(module: nn.Module, args: tuple, path: Path, io: tuple[list, lis
 
 def export_graphs(model: nn.Module, out: Path) -> None:
     """Write encoder.onnx and decoder_step.onnx (float32) for `model` into `out`: their inputs
-    and outputs are ENCODER_IO's and STEP_IO's for whether `model` attends."""
+    and outputs are ENCODER_IO's and STEP_IO's for `model.attends`."""
     model = model.cpu().eval()
-    attends = model.decoder.attention is not None
     L, H = model.config.num_layers, model.config.hidden_size
     encoder, step = EncoderGraph(model).eval(), StepGraph(model.decoder).eval()
     src = torch.tensor([[4, 5, 6]])  # (1, S)
     prev, state = torch.tensor([SOS, SOS]), torch.zeros(L, 2, H)  # (N,), (L, N, H)
     with torch.no_grad():
-        _onnx_export(encoder, (src,), out / "encoder.onnx", ENCODER_IO[attends])
-        if attends:
+        _onnx_export(encoder, (src,), out / "encoder.onnx", ENCODER_IO[model.attends])
+        if model.attends:
             states, keys = encoder(src)  # (L, S, H), (S, A)
             source = (states[-1], keys)
         else:
             source = (torch.zeros(2, H),)  # context (N, H)
         _onnx_export(step, (prev, state, *source), out / "decoder_step.onnx",
-                     STEP_IO[attends])
+                     STEP_IO[model.attends])
 
 
 def int8_initializers(path: Path) -> dict:
@@ -288,7 +286,7 @@ def page_settings(model) -> dict:
         "tgt_itos": model.tgt_vocab.itos,
         "specials": {"pad": PAD, "unk": UNK, "sos": SOS, "eos": EOS, "names": list(SPECIALS)},
         "never_generated": list(search.NEVER_GENERATED),
-        "attention": model.decoder.attention is not None,
+        "attention": model.attends,
         "num_layers": model.config.num_layers,
         "hidden_size": model.config.hidden_size,
         "max_src_len": model.config.max_src_len,
@@ -417,7 +415,7 @@ def export_attention(target: Path, weights: Path | None = None, bleu: bool = Tru
             (directory / "manifest.json").read_text(encoding="utf-8")).get("key") == key:
         return directory
     model = checkpoint.load(weights, device="cpu")
-    if model.decoder.attention is None:
+    if not model.attends:
         raise ValueError(f"{weights} holds a model without attention: the Playground's "
                          "attention model must have ModelConfig.attention=True")
     tmp = Path(target) / f".{ATTENTION_DIR}.partial"
