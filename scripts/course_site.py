@@ -9,6 +9,8 @@
   finished (every chapter executed, its glued values stored), `scripts.reader` writes
   it over the executed copy the theme put in `_sources/`, so a downloaded notebook is the
   one that runs in Colab and Jupyter, not a MyST one.
+- Every page of `_toc.yml` but the bibliography ends with a line inviting questions and
+  corrections: a link to a new issue of the repository, its title naming the page.
 - Repeated <script> tags are dropped: Sphinx 7.4 registers an inline script that an extension
   adds after the builder started (sphinx-thebe's `const THEBE_JS_URL = ...`) twice, once as
   filename None and once as "", so every page declared the same `const` twice and the browser
@@ -19,6 +21,8 @@ Loaded through `sphinx: local_extensions:` in `_config.yml` as `scripts.course_s
 
 from __future__ import annotations
 
+import html
+import urllib.parse
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -27,6 +31,8 @@ from sphinx.config import Config
 from scripts import colab_setup, reader, toc
 
 COLAB_PREFIX = "https://colab.research.google.com/"
+# Pages without the discussion line: a list of references is no page to discuss.
+NO_DISCUSSION = {"book/references"}
 
 
 def _add_substitutions(app: Sphinx, config: Config) -> None:
@@ -57,6 +63,37 @@ def _colab_button(app: Sphinx, pagename, templatename, context, doctree) -> None
         raise RuntimeError(f"{pagename} has a Colab button but is no chapter of _toc.yml")
     for button in colab:
         button["url"] = colab_setup.colab_url(pagename)
+
+
+def discussion_url(page: str, title: str, config_path: Path = colab_setup.CONFIG) -> str:
+    """A new issue of the repository of `_config.yml`, its title and body naming the page
+    (`page` is book/x, `title` its plain-text title)."""
+    repository, _ = colab_setup.load_repository(config_path)
+    website = colab_setup.website_url(config_path)
+    query = urllib.parse.urlencode(
+        {"title": f"{page}: {title}", "body": f"Page: {website}{page}.html\n\n"},
+        quote_via=urllib.parse.quote)
+    return f"{repository}/issues/new?{query}"
+
+
+def discussion_html(page: str, title: str, config_path: Path = colab_setup.CONFIG) -> str:
+    """The line that ends a page: questions and mistakes go to a new issue on GitHub."""
+    url = html.escape(discussion_url(page, title, config_path))
+    return ('\n<p class="course-discuss">Questions about this page, or a mistake in it? '
+            f'<a class="reference external" href="{url}">Open an issue about this page on '
+            "GitHub</a>.</p>\n")
+
+
+def _discussion_line(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Append the discussion line to the body of every page of _toc.yml but NO_DISCUSSION."""
+    if doctree is None or "body" not in context or pagename in NO_DISCUSSION:
+        return
+    if not hasattr(app, "_course_pages"):
+        app._course_pages = set(toc.pages(Path(app.confdir) / "_toc.yml"))
+    if pagename not in app._course_pages:
+        return
+    title = app.env.titles[pagename].astext() if pagename in app.env.titles else pagename
+    context["body"] += discussion_html(pagename, title)
 
 
 def _reader_downloads(app: Sphinx, exception) -> None:
@@ -94,5 +131,6 @@ def setup(app: Sphinx) -> dict:
     # added its page scripts.
     app.connect("html-page-context", _colab_button, priority=900)
     app.connect("html-page-context", _unique_scripts, priority=900)
+    app.connect("html-page-context", _discussion_line)
     app.connect("build-finished", _reader_downloads)
     return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}

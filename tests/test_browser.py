@@ -229,6 +229,29 @@ def test_page(browser, site_dir, site_url, page_file):
         assert expected in colab_links, f"{page_file}: no Colab link {expected} in {colab_links}"
 
 
+@pytest.mark.parametrize("page_file", toc.notebooks())
+def test_chapter_ends_with_a_link_to_discuss_it(browser, site_dir, site_url, page_file):
+    """Every chapter ends with a named link that opens a new issue of the repository of
+    _config.yml, its title naming the chapter (scripts/course_site.py adds it)."""
+    page, context, _ = open_page(browser, site_url + f"{page_file}.html")
+    try:
+        link = page.locator("article.bd-article").get_by_role(
+            "link", name="Open an issue about this page on GitHub", exact=True)
+        assert link.count() == 1, f"{page_file}: no link to discuss the page"
+        assert link.is_visible(), f"{page_file}: the discussion link is hidden"
+        href = link.get_attribute("href")
+        heading = page.locator("article.bd-article h1").first.evaluate(
+            "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains("
+            "'headerlink'))).map(n => n.textContent).join('').trim()")
+    finally:
+        context.close()
+    url, _ = colab_setup.load_repository()
+    parts = urllib.parse.urlsplit(href)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{url}/issues/new", href
+    title = urllib.parse.parse_qs(parts.query)["title"]
+    assert title == [f"{page_file}: {heading}"], f"{page_file}: issue title {title}"
+
+
 def test_intro_has_math(site_dir):
     """The introduction carries real equations, so the math checks above check something."""
     text = (site_dir / "book" / "intro.html").read_text(encoding="utf-8")
