@@ -201,17 +201,21 @@ def _publish(root: Path, model, for_key: str, **manifest_changes) -> dict:
     return manifest
 
 
-def _small_model(src_words: list[str], tgt_words: list[str]) -> Seq2Seq:
+SMALL_MODEL = dict(emb_dim=4, hidden_size=8, num_layers=1, dropout=0.0)
+
+
+def _small_model(src_words: list[str], tgt_words: list[str], **sizes) -> Seq2Seq:
     sv, tv = Vocab(list(data.SPECIALS) + src_words), Vocab(list(data.SPECIALS) + tgt_words)
     torch.manual_seed(4)
-    return Seq2Seq(ModelConfig(len(sv), len(tv), emb_dim=4, hidden_size=8, num_layers=1,
-                               dropout=0.0), sv, tv)
+    return Seq2Seq(ModelConfig(len(sv), len(tv), **{**SMALL_MODEL, **sizes}), sv, tv)
 
 
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """A tiny checkpoint published for the current key on 127.0.0.1:
-    (model, release folder, request log); $SEQ2SEQ_RELEASE_URL points at it."""
+    (model, release folder, request log); $SEQ2SEQ_RELEASE_URL points at it. The reference's
+    sizes are the small model's, so that the published checkpoint is the reference's size."""
+    monkeypatch.setattr(reference, "MODEL", SMALL_MODEL)
     root = tmp_path / "served"
     model = _small_model(["hello", "."], ["bonjour", "."])
     _publish(root, model, reference.reference_key())
@@ -363,6 +367,7 @@ def fast_training(progress=True, device=None, path=None):
     return model, None
 
 reference.train_reference = fast_training
+reference.MODEL = dict(emb_dim=8, hidden_size=16, num_layers=2, dropout=0.0)  # tiny_model's
 reference._expected_bytes = lambda: 1  # not the real corpus's vocabularies: a tiny model
 model = reference.pretrained(device="cpu", download=False, progress=False)
 print("got", model.source, sum(p.numel() for p in model.parameters()), flush=True)
@@ -401,7 +406,8 @@ def test_two_processes_train_once_and_the_second_waits_for_the_first(tmp_path, i
     got_first, got_second = (o.strip().splitlines()[-1].split() for o in (out_first, out_second))
     assert got_first[:2] == ["got", "training"] and got_second[:2] == ["got", "cache"]
     assert got_first[2] == got_second[2]  # the same model
-    assert [p.name for p in isolated.iterdir()] == [reference.cache_path().name]  # no lock left
+    names = [p.name for p in isolated.iterdir()]  # the tiny sizes' key: one model, no lock
+    assert len(names) == 1 and re.fullmatch(r"reference-[0-9a-f]{16}\.pt", names[0]), names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,6 +598,29 @@ def test_a_checkpoint_of_another_key_is_not_the_reference(served, isolated, monk
     got = reference.pretrained(device="cpu", progress=False)
     assert got.source == "download" and _same_weights(got, model)
     assert "is another key's model and is deleted" in capsys.readouterr().out
+
+
+def test_a_checkpoint_of_this_key_but_another_size_is_not_the_reference(served, monkeypatch,
+                                                                         capsys):
+    """The key in a checkpoint's extra is a claim; its stored config is checked against the
+    reference's sizes too, downloaded or cached."""
+    model, root, _ = served
+    _forbid_training(monkeypatch)
+    key = reference.reference_key()
+    other = _small_model(["hello", "."], ["bonjour", "."], hidden_size=16)
+    path = checkpoint.save(other, _release_folder(root) / f"reference-{key}.pt",
+                           extra={"key": key})
+    _write_manifest(root, {**_published_manifest(root), "sha256": sha256_of(path),
+                           "bytes": path.stat().st_size})
+    with pytest.raises(FileNotFoundError, match="hidden_size is 16, the reference's is 8"):
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert not reference.cache_path().exists()
+    _publish(root, model, key)
+    checkpoint.save(other, reference.cache_path(), extra={"key": key})
+    got = reference.pretrained(device="cpu", progress=False)
+    assert got.source == "download" and _same_weights(got, model)
+    out = capsys.readouterr().out
+    assert "is not the reference's size and is deleted" in out and "hidden_size is 16" in out
 
 
 def test_an_unreadable_cached_model_is_kept_and_named(served, monkeypatch):

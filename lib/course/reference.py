@@ -3,8 +3,9 @@
 `lib.pretrained()` tries, in order: the cached file for the current cache key (its archive is
 checked first); the checkpoint published for that key (`make release` writes it, CI publishes it
 as a release asset, see lib.course.release), downloaded once with its sha256 checked against the
-release's manifest; training, with a message that says why. A damaged file or one made for
-another key is deleted, never trusted; a file that merely cannot be read is kept and named.
+release's manifest; training, with a message that says why. A damaged file, one made for
+another key, or one whose stored sizes are not MODEL's is deleted, never trusted; a file that
+merely cannot be read is kept and named.
 The cache key (`training_key`) hashes the settings below, the corpus checksum, the torch
 version the model is trained with and `lib.train.TRAINING_VERSION`, so a change of any of them
 gives a new model instead of silently showing a stale one.
@@ -64,17 +65,22 @@ def training_key(data: DataConfig, model: dict, train: TrainConfig,
     with their defaults, so a new field changes every key. `more` adds settings of a model
     built another way (e.g. the attention chapter's data).
     """
+    blob = json.dumps({"data": dataclasses.asdict(data), "model": _model_fields(model),
+                       "train": train.to_dict(), "corpus": data_sha256
+                       or corpus_sha256(corpus_path()), "torch": training.TRAINING_TORCH,
+                       "training_version": training.TRAINING_VERSION, **more}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _model_fields(model: dict) -> dict:
+    """Every ModelConfig field but the vocabulary sizes: `model`'s value, else the default."""
     fields = {f.name: f.default for f in dataclasses.fields(ModelConfig)
               if f.default is not dataclasses.MISSING}
     unknown = set(model) - set(fields)
     if unknown:
         raise ValueError(f"not ModelConfig fields (or vocabulary sizes, which the data sets): "
                          f"{sorted(unknown)}")
-    blob = json.dumps({"data": dataclasses.asdict(data), "model": {**fields, **model},
-                       "train": train.to_dict(), "corpus": data_sha256
-                       or corpus_sha256(corpus_path()), "torch": training.TRAINING_TORCH,
-                       "training_version": training.TRAINING_VERSION, **more}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return {**fields, **model}
 
 
 def reference_key(data_sha256: str | None = None) -> str:
@@ -375,14 +381,27 @@ class _OtherKey(checkpoint.CheckpointError):
     """A whole checkpoint, but of another key's model (or of none)."""
 
 
+class _OtherSize(_OtherKey):
+    """A whole checkpoint that names this key but whose sizes are not the reference's: the key
+    in `extra` is a claim, the stored config is what the weights are."""
+
+
 def _loaded(path: Path, device, source: str, key: str | None = None) -> Seq2Seq:
     """The model at `path`; with `key`, _OtherKey (a CheckpointError) unless it is that key's
-    model (its `extra["key"]`, which training writes): a valid file of another key, or
-    another size, is not the one asked for."""
+    model (its `extra["key"]`, which training writes), and _OtherSize unless its stored config
+    has the reference's sizes (MODEL; the vocabulary sizes follow from the corpus the key
+    hashes): a valid file of another key, or another size, is not the one asked for."""
     model = checkpoint.load(path, device=device)
     stored = model.extra.get("key") if isinstance(model.extra, dict) else None
     if key is not None and stored != key:
         raise _OtherKey(f"{path} holds the model of key {stored!r}, not {key!r}")
+    if key is not None:
+        config = model.config.to_dict()
+        diffs = [f"{name} is {config[name]!r}, the reference's is {value!r}"
+                 for name, value in _model_fields(MODEL).items() if config[name] != value]
+        if diffs:
+            raise _OtherSize(f"{path} names key {key!r} but holds a model of other sizes: "
+                             f"{'; '.join(diffs)}")
     model.source = source
     return model
 
@@ -395,7 +414,8 @@ def _from_cache(path: Path, key: str, device, what: str) -> Seq2Seq | None:
     try:
         model = _loaded(path, device, "cache", key)
     except CheckpointError as e:
-        damage = "is another key's model" if isinstance(e, _OtherKey) else "was damaged"
+        damage = ("is not the reference's size" if isinstance(e, _OtherSize)
+                  else "is another key's model" if isinstance(e, _OtherKey) else "was damaged")
         _discard(path, f"{what} {damage}")
         print(f"{what} {damage} and is deleted: {e}")
         return None
