@@ -6,9 +6,11 @@ raises `Mismatch("what is wrong")` on a wrong answer. The result is a `CheckResu
 the first thing that is wrong and never raises, so a notebook keeps running.
 
 `call` is where the learner's code runs, and it answers for everything that code may do:
-an endless loop is stopped after `TIME_LIMIT` seconds (`lib.checks.timelimit`), an argument
-changed in place is named (`lib.checks.snapshot`), a library function replaced or gradient
-tracking left off is put back and named, and `sys.exit()` is reported, not obeyed. Only the
+an endless loop is stopped after `TIME_LIMIT` seconds (`lib.checks.timelimit`; under
+`run_checks` the checker's process is killed if the loop escapes that), an argument changed in
+place is named (`lib.checks.snapshot`), a library function replaced or a setting (gradient
+tracking, default dtype, recursion limit) left changed is put back and named, and `sys.exit()`
+is reported, not obeyed. Only the
 exceptions raised by the learner's code are reported as "your function raised ..."; one raised by
 the checker's own code is not blamed on the learner.
 """
@@ -83,22 +85,50 @@ def run_checks(title: str, *checks) -> CheckResult:
 
     Each check function raises `Mismatch("what is wrong")` or returns a short note of what
     passed. NotImplementedError from the learner's code means the skeleton is unfinished.
+    Where it can, the checker runs in a process of its own (`timelimit.isolated`), killed if the
+    learner's function outlives its time limit however it escapes the guards of `call`; a
+    checker whose process could not use CUDA (a forked process cannot) runs here again.
     """
-    notes = []
-    for check in checks:
-        try:
-            note = check()
-        except NotImplementedError:  # (a checker raises it too, for an answer still `...`)
-            return CheckResult(title, ok=False, done=False)
-        except Mismatch as e:
-            return CheckResult(title, ok=False, messages=notes + [str(e)])
-        except Exception as e:  # say where, not a traceback
-            message = (f"your function raised {type(e).__name__}: {e}" if _from_learner(e)
-                       else _checker_error(e))
-            return CheckResult(title, ok=False, messages=notes + [message])
-        if note:
-            notes.append(f"ok: {note}")
-    return CheckResult(title, ok=True, messages=notes)
+    try:
+        outcome = timelimit.isolated(lambda: _run_checks(title, checks))
+    except timelimit.Unavailable:
+        return _run_checks(title, checks)
+    if outcome[0] == "overran":
+        return CheckResult(title, ok=False, messages=outcome[1])
+    if outcome[0] == "ended":
+        return CheckResult(title, ok=False, messages=[
+            f"your function ended the process that checks it ({outcome[1]}), e.g. with "
+            f"os._exit() or a crash in C code; return a value instead"])
+    result = outcome[1]
+    if any(_NO_CUDA_WHEN_FORKED in m for m in result.messages):
+        return _run_checks(title, checks)
+    return result
+
+
+_NO_CUDA_WHEN_FORKED = "Cannot re-initialize CUDA in forked subprocess"
+_notes: list[str] = []  # what the checks running now have passed, for a timeout's report
+
+
+def _run_checks(title: str, checks) -> CheckResult:
+    global _notes
+    outer, _notes = _notes, []
+    try:
+        for check in checks:
+            try:
+                note = check()
+            except NotImplementedError:  # (a checker raises it too, for an answer still `...`)
+                return CheckResult(title, ok=False, done=False)
+            except Mismatch as e:
+                return CheckResult(title, ok=False, messages=_notes + [str(e)])
+            except Exception as e:  # say where, not a traceback
+                message = (f"your function raised {type(e).__name__}: {e}" if _from_learner(e)
+                           else _checker_error(e))
+                return CheckResult(title, ok=False, messages=_notes + [message])
+            if note:
+                _notes.append(f"ok: {note}")
+        return CheckResult(title, ok=True, messages=_notes)
+    finally:
+        _notes = outer
 
 
 def _checker_error(e: Exception) -> str:
@@ -159,8 +189,8 @@ def call(fn, *args, names: tuple[str, ...] = (), hint: str = LOOP_HINT, where: s
     - it changes an argument in place (the checker passes its own objects, no copies):
       named by `names`, the skeleton's parameter names, unless the learner's signature shows
       their own (`lib.checks.snapshot`);
-    - it replaces a library's function or leaves gradient tracking switched: put back, then
-      named;
+    - it replaces a library's function or leaves a setting changed (gradient tracking, the
+      default dtype or device, the recursion limit): put back, then named;
     - it calls `sys.exit()` (or `exit()`): reported as its exit, which does not end the kernel.
 
     Its other exceptions pass through, marked as the learner's for `run_checks`.
@@ -173,7 +203,8 @@ def call(fn, *args, names: tuple[str, ...] = (), hint: str = LOOP_HINT, where: s
     before = [snapshot.freeze(a) for a in args]
     libraries = snapshot.Globals()
     try:
-        result = timelimit.run(fn, args, limit)
+        with timelimit.watched(limit, _notes + [_timeout_message(limit, where, hint, False)]):
+            result = timelimit.run(fn, args, limit)
     except timelimit.TimeUp as e:
         raise Mismatch(_timeout_message(limit, where, hint, e.still_running)) from None
     except SystemExit as e:

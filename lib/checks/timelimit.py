@@ -1,13 +1,13 @@
 """Stop a learner's function after a time limit, whatever it does to escape.
 
-Why in this process, not in a child process with a hard kill. A checker passes the learner's
-function its own objects, often the chapter's model, and Colab's GPU runtime keeps that model
-on CUDA (Apple machines on MPS): a forked child cannot use CUDA ("Cannot re-initialize CUDA in
-forked subprocess"), a spawned one would need the function pickled (a function defined in a
-notebook cell is not), and either way the function's prints, its changes to its arguments
-(which the checker must see) and its result would live in another process, at the cost of a
-fork of a kernel that holds a model, dozens of times per checker. So the function runs here, in
-the calling thread, under three guards that work alike in Jupyter and Colab:
+Each call runs in the calling thread, not in a process of its own: a checker passes the
+learner's function its own objects, often the chapter's model, and Colab's GPU runtime keeps
+that model on CUDA (Apple machines on MPS): a forked process cannot use CUDA ("Cannot
+re-initialize CUDA in forked subprocess"), a spawned one would need the function pickled (a
+function defined in a notebook cell is not), and the function's prints, its changes to its
+arguments and its result (with the autograd graph a checker follows) would live in another
+process, at the cost of a fork per call. So `run` stops the function with three guards that
+work alike in Jupyter and Colab:
 
 1. An alarm (SIGALRM from `setitimer`, which Linux and macOS deliver to the main thread, where
    notebooks run their cells) raises `TimeUp` inside the function at the deadline: a Python
@@ -23,19 +23,31 @@ the calling thread, under three guards that work alike in Jupyter and Colab:
    (`PyThreadState_SetAsyncExc`: the hook an alarm uses too, checked between two bytecodes).
 
 What none of them can do: stop one long C call (a huge matmul finishes first), or code that
-swallows the stop at two nested levels of `except:` around a blocking call (then the notebook's
-interrupt button stops it). Where no alarm is possible (Windows, a checker called from another
-thread, or a timer someone else armed), the function runs in a daemon thread that the caller
-stops waiting for at the deadline (`TimeUp.still_running`): Python cannot kill a thread, so it
-only gets `TimeUp` raised in it.
+ignores SIGALRM, switches the trace off (`sys.settrace(None)`) or swallows the stop outside an
+`except` (`finally: continue`, `contextlib.suppress(BaseException)`). Hence the backstop,
+`isolated`: on Linux a whole checker runs in a forked process, which its parent kills when a
+call outlives its limit by `GRACE` seconds; everything the checker compares stays in that
+process, and only its verdict comes back (a checker that needs CUDA runs again here, with the
+three guards alone).
+
+Where no alarm is possible (Windows, a checker called from another thread, or a timer someone
+else armed), the function runs in a daemon thread that the caller stops waiting for at the
+deadline (`TimeUp.still_running`): Python cannot kill a thread, so it only gets `TimeUp`
+raised in it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dis
 import functools
+import os
+import pickle
+import random
+import select
 import signal
+import struct
 import sys
 import threading
 import time
@@ -232,3 +244,171 @@ def _run_in_thread(fn, args: tuple, limit: float):
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The backstop: a checker in a process of its own
+# ---------------------------------------------------------------------------------------------
+
+GRACE = 1.0  # seconds past a call's limit before the checker's process is killed
+
+
+class Unavailable(Exception):
+    """No forked process here: the caller runs the checker in this one."""
+
+
+_channel: int | None = None  # in a checker's process: the pipe's end that writes to the parent
+
+
+def isolated(work):
+    """`work()`, a whole checker, in a forked copy of this process, which the parent kills when
+    a call inside it (announced by `watched`) outlives its limit by `GRACE`: the guards above
+    stop almost every runaway function, but not one that ignores SIGALRM, switches the trace
+    off and swallows the stop in `finally: continue`; a killed process stops them all.
+
+    The whole checker, not the one call, so that it sees what the learner's function does to
+    its arguments, gradients included; its output is forwarded as it comes, and the random
+    generators' states come back as if it had run here. Returns ("done", value),
+    ("overran", report) with the report that `watched` was given, or ("ended", how) when the
+    process ended without an answer; an exception of `work` is raised here. Raises
+    `Unavailable` where there is no fork (Windows), where fork is unsafe (macOS) and inside
+    such a process already."""
+    if _channel is not None or not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        raise Unavailable
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    read, write, states = *os.pipe(), _generators()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child ends in os._exit; coverage does not see it)
+        os.close(read)
+        _child(work, write, states)
+    os.close(write)
+    try:
+        outcome = _listen(read)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        os.close(read)
+    if outcome[0] == "raised":
+        _put_generators(outcome[2])
+        raise outcome[1]
+    if outcome[0] == "done":
+        _put_generators(outcome[2])
+        return outcome[:2]
+    if outcome[0] == "ended":
+        return ("ended", _how_it_ended(status))
+    return outcome
+
+
+@contextlib.contextmanager
+def watched(limit: float, report):
+    """Tell the parent of a checker's process that a call with this time limit runs; `report`
+    is what `isolated` returns if the process is killed for it. Nothing outside such a
+    process."""
+    if _channel is None:
+        yield
+        return
+    _send(("call", limit, report))
+    try:
+        yield
+    finally:
+        _send(("back",))
+
+
+def _child(work, channel: int, states):
+    global _channel
+    try:
+        _channel = channel
+        _put_generators(states)  # (`random` reseeds itself in a forked process)
+        with contextlib.suppress(Exception):  # ends with the parent, even a SIGKILLed one
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        torch.set_num_threads(1)  # the parent's OpenMP threads are not in this process
+        sys.stdout, sys.stderr = _Forward("stdout"), _Forward("stderr")
+        try:
+            message = ("done", work(), _generators())
+        except BaseException as e:
+            message = ("raised", _portable(e), _generators())
+        try:
+            _send(message)
+        except Exception as e:  # a value that does not pickle
+            _send(("raised", RuntimeError(f"the check's answer could not be sent: {e}"),
+                   _generators()))
+    finally:
+        os._exit(0)
+
+
+def _send(message) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    data = struct.pack("<Q", len(data)) + data
+    while data:
+        data = data[os.write(_channel, data):]
+
+
+class _Forward:
+    """sys.stdout or sys.stderr of a checker's process: sent to the parent, which prints it. In
+    pieces under PIPE_BUF bytes, which one write puts in the pipe whole, even when the stop
+    lands in the learner's printing loop."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        for i in range(0, len(text), 1000):
+            data = pickle.dumps(("out", self.name, text[i:i + 1000]))
+            os.write(_channel, struct.pack("<Q", len(data)) + data)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _listen(read: int):
+    """Forward the child's output until its answer comes, or a call overruns, or it ends."""
+    buffer, deadline, report = b"", None, None
+    while True:
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not select.select([read], [], [], wait)[0]:
+            return ("overran", report)
+        chunk = os.read(read, 1 << 16)
+        if not chunk:
+            return ("ended",)
+        buffer += chunk
+        while len(buffer) >= 8 and len(buffer) >= 8 + struct.unpack("<Q", buffer[:8])[0]:
+            size = struct.unpack("<Q", buffer[:8])[0]
+            message, buffer = pickle.loads(buffer[8:8 + size]), buffer[8 + size:]
+            if message[0] == "out":
+                getattr(sys, message[1]).write(message[2])
+            elif message[0] == "call":
+                deadline, report = time.monotonic() + message[1] + GRACE, message[2]
+            elif message[0] == "back":
+                deadline = None
+            else:
+                return message
+
+
+def _portable(e: BaseException) -> BaseException:
+    """`e`, if it survives pickling, else a RuntimeError that names it."""
+    try:
+        return pickle.loads(pickle.dumps(e))
+    except Exception:
+        return RuntimeError(f"{type(e).__name__}: {e}")
+
+
+def _generators():
+    return torch.get_rng_state(), random.getstate()
+
+
+def _put_generators(states) -> None:
+    torch.set_rng_state(states[0])
+    random.setstate(states[1])
+
+
+def _how_it_ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit status {os.WEXITSTATUS(status)}"
