@@ -509,3 +509,30 @@ def test_math_widths_do_not_depend_on_a_cjk_font(browser, tmp_path):
     finally:
         bare.close()
     assert len(with_cjk) == 2 and with_cjk == without, (with_cjk, without)
+
+
+# Where each host marks its theme: (element, attribute, dark value, light value).
+THEME_MARKS = {
+    "website": ("documentElement", "data-theme", "dark", "light"),  # pydata-sphinx-theme
+    "JupyterLab": ("body", "data-jp-theme-light", "false", "true"),
+    "Colab": ("documentElement", "theme", "dark", "light"),  # the <html> of an output's frame
+}
+
+
+@pytest.mark.parametrize("host", THEME_MARKS)
+def test_a_view_follows_its_hosts_dark_theme(browser, widget_site, host):
+    """A view (the decoder stepper) draws on its dark background exactly when the host's own
+    mark says dark, and on white when it says light."""
+    element, attribute, dark, light = THEME_MARKS[host]
+    page, context, problems = open_page(browser, widget_site + "stepper.html")
+    try:
+        backgrounds = {}
+        for scheme, value in (("dark", dark), ("light", light)):
+            page.evaluate("([el, name, value]) => document[el].setAttribute(name, value)",
+                          [element, attribute, value])
+            backgrounds[scheme] = page.evaluate(
+                "() => getComputedStyle(document.querySelector('.s2sw')).backgroundColor")
+    finally:
+        context.close()
+    assert backgrounds == {"dark": "rgb(17, 24, 39)", "light": "rgb(255, 255, 255)"}, host
+    assert not problems["console"], problems["console"]
