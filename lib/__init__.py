@@ -19,6 +19,7 @@ def pretrained(device=None, download: bool = True, train: bool = True, progress:
 def load_corpus(config=None):
     """The course's corpus (split, vocabularies, encoded pairs), built once and kept on disk by
     `lib.course.memo.load_corpus`; `lib.data.build_corpus` is the pipeline itself."""
+    # Imported here, as in pretrained(): `import lib` stays free of torch and of the course.
     from lib.course.memo import load_corpus as _load_corpus
 
     return _load_corpus(config)
