@@ -56,10 +56,16 @@ def exhaustive_search(model, src: torch.Tensor, src_lengths: torch.Tensor, max_l
 
     Same definitions as `beam_search` (sequences end at <eos> or after max_len tokens; the
     score is log P / L^alpha). Batched over all prefixes of a depth; one sentence at a time.
-    Refuses when there are more than `limit` sequences: |V|^T grows far too fast.
+    Refuses when there are more than `limit` sequences (at most MAX_EXHAUSTIVE): |V|^T grows
+    far too fast.
     """
     _check_batch(src, src_lengths)
-    max_len, alpha = check_max_len(model, max_len), _check_alpha(alpha)
+    # the count of sequences against `limit` bounds the work, whatever the length cap
+    max_len, alpha = check_max_len(model, max_len, bounded=True), _check_alpha(alpha)
+    if not is_int(limit) or not 1 <= limit <= MAX_EXHAUSTIVE:
+        raise ValueError(f"limit (the most sequences to score) must be an integer from 1 to "
+                         f"MAX_EXHAUSTIVE={MAX_EXHAUSTIVE:,}, got {limit!r}: every sequence "
+                         f"is held in memory with its tokens and score")
     if not is_int(n_best) or n_best < 1:
         raise ValueError(f"n_best must be an integer >= 1, got {n_best!r}")
     V = len(model.tgt_vocab)

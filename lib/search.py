@@ -54,6 +54,10 @@ SOURCE_CAP = (2, 6)
 # above this many (k = 1,000 on the course's vocabulary; a beam of 5 to 10 is usual).
 MAX_BEAM_CANDIDATES = 2_000_000
 MAX_LEN = 10**9  # the largest length cap accepted: far beyond any output, and it fits int64
+# Without source_cap nothing but <eos> stops a hypothesis before max_len, and an untrained or
+# looping model may never emit it: such a cap is at most ten times the longest any chapter
+# decodes (the attention chapter's joined sources, 100 tokens).
+MAX_FREE_LEN = 1_000
 MAX_ALPHA = 10.0  # the largest length-normalisation exponent (usual values are 0 to 1)
 NEVER_GENERATED = (PAD, SOS)
 NEG_INF = float("-inf")
@@ -64,18 +68,27 @@ NEG_INF = float("-inf")
 # ---------------------------------------------------------------------------------------------
 
 
-def check_max_len(model, max_len) -> int:
+def check_max_len(model, max_len, bounded: bool = False) -> int:
     """The length cap to decode with: max_len, or the model's max_tgt_len when it is None.
 
-    Raises ValueError unless it is an integer >= 1 and at most MAX_LEN (every decoder and
-    widget checks it here).
+    Raises ValueError unless it is an integer >= 1 and at most MAX_LEN, and, unless something
+    else bounds the work (`bounded`: a source cap, which stops each output at 2 * S + 6 tokens
+    as translate() does, or exhaustive search's count), at most MAX_FREE_LEN: every decoder and
+    widget checks it here.
     """
     max_len = model.config.max_tgt_len if max_len is None else max_len
     if not is_int(max_len) or max_len < 1:
         raise ValueError(f"max_len (the length cap) must be an integer >= 1, got {max_len!r}")
+    max_len = int(max_len)
     if max_len > MAX_LEN:
         raise ValueError(f"max_len (the length cap) must be at most MAX_LEN={MAX_LEN:,}, got "
                          f"{max_len:,}: no output comes near it")
+    if not bounded and max_len > MAX_FREE_LEN:
+        raise ValueError(f"max_len (the length cap) must be at most MAX_FREE_LEN="
+                         f"{MAX_FREE_LEN:,} without source_cap, got {max_len:,}: only <eos> "
+                         f"would stop the decoding before it; pass source_cap=True to stop "
+                         f"each output at {SOURCE_CAP[0]} * S + {SOURCE_CAP[1]} tokens, as "
+                         f"translate() does")
     return max_len
 
 
@@ -194,7 +207,7 @@ def greedy_with_scores(model, src: torch.Tensor, src_lengths: torch.Tensor,
     decoder only steps on sentences still being written.
     """
     _check_batch(src, src_lengths)
-    max_len = check_max_len(model, max_len)
+    max_len = check_max_len(model, max_len, bounded=source_cap)
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, dev = src.size(0), src.device
     cap = length_caps(src_lengths.to(dev), max_len, source_cap)  # (A,)
@@ -514,7 +527,8 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor,
     """
     _check_batch(src, src_lengths)
     check_beam(model, beam_size, n_best)
-    max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
+    max_len, k = check_max_len(model, max_len, bounded=source_cap), beam_size
+    alpha = _check_alpha(alpha)
     margin = _check_margin(margin)
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, dev = src.size(0), src.device

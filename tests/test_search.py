@@ -688,8 +688,9 @@ def test_memory_follows_the_output_not_max_len(beam_size):
             return search.greedy(model, src, lengths, max_len=n)
         return search.beam_search(model, src, lengths, beam_size, max_len=n).tokens
 
-    assert largest_tensor(lambda: decode(10**6)) == largest_tensor(lambda: decode(60))
-    assert torch.equal(decode(10**6), decode(60))
+    longest = search.MAX_FREE_LEN  # the longest cap without the source cap
+    assert largest_tensor(lambda: decode(longest)) == largest_tensor(lambda: decode(60))
+    assert torch.equal(decode(longest), decode(60))
 
 
 def test_a_model_says_whether_it_attends_and_the_traced_search_asks_it():
@@ -709,3 +710,32 @@ def test_a_model_says_whether_it_attends_and_the_traced_search_asks_it():
     traced = search.beam_search(attending.eval(), src, torch.tensor([3]), beam_size=2,
                                 trace=True).trace
     assert any(node.attention is not None for node in traced.nodes)
+
+
+def test_a_free_length_cap_is_bounded_like_translate_bounds_it(tiny):
+    """Without source_cap only <eos> stops greedy or beam search before max_len: 10**9 was
+    accepted. Above MAX_FREE_LEN it is refused, naming source_cap (what translate() uses)."""
+    model, src, lengths = tiny
+    n = search.MAX_FREE_LEN + 1
+    for call in (lambda: search.greedy(model, src, lengths, max_len=n),
+                 lambda: search.beam_search(model, src, lengths, max_len=n),
+                 lambda: search.beam_search_one(model, src[0], max_len=n)):
+        with pytest.raises(ValueError, match=r"max_len \(the length cap\) must be at most "
+                                             r"MAX_FREE_LEN=1,000 without source_cap, got "
+                                             r"1,001.*source_cap=True"):
+            call()
+    # with the source cap, as translate() decodes, the long cap is harmless
+    search.greedy(model, src, lengths, max_len=n, source_cap=True)
+    search.beam_search(model, src, lengths, max_len=n, source_cap=True)
+    model.translate(["en1 en2"], max_len=n)
+    search.greedy(model, src, lengths, max_len=search.MAX_FREE_LEN)
+
+
+@pytest.mark.parametrize("limit", [10**30, search.MAX_LEN, exhaustive.MAX_EXHAUSTIVE + 1, 0,
+                                   -5, 2.0, True])
+def test_exhaustive_search_bounds_its_limit(tiny, limit):
+    """limit=10**30 grew to 4.2 GB in 20 s: it is at most MAX_EXHAUSTIVE."""
+    model, src, lengths = tiny
+    with pytest.raises(ValueError, match=r"limit \(the most sequences to score\) must be an "
+                                         r"integer from 1 to MAX_EXHAUSTIVE=2,000,000"):
+        exhaustive.exhaustive_search(model, src, lengths, max_len=30, limit=limit)
