@@ -67,3 +67,42 @@ def test_finetune_runs_exactly_its_steps_and_zero_steps_do_nothing():
 def test_config_refuses_bad_settings(kwargs):
     with pytest.raises(ValueError):
         long_inputs.FinetuneConfig(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"lr": float("inf")}, "lr must be a number > 0 and <= 1"),
+    ({"lr": float("nan")}, "lr must be a number > 0 and <= 1"),
+    ({"lr": 0.0}, "lr must be a number > 0 and <= 1"),
+    ({"lr": 2.0}, "lr must be a number > 0 and <= 1"),
+    ({"lr": "0.1"}, "lr must be a number"),
+    ({"seed": 1.5}, "seed must be an integer from 0 to"),
+    ({"seed": -1}, "seed must be an integer from 0 to"),
+    ({"seed": True}, "seed must be an integer"),
+    ({"k_max": 10**9}, "k_max must be an integer from 1 to 2,000"),
+    ({"batch_size": 10**7}, "batch_size must be an integer from 1 to"),
+    ({"steps": 10**9}, "steps x batch_size"),
+    ({"max_len": 10**9}, "max_len must be an integer from 1 to"),
+])
+def test_config_names_an_unbounded_or_non_finite_setting(kwargs, words):
+    """Each setting has a bound that says why; an lr of inf trained to non-finite weights,
+    a k_max of 10**9 ran out of memory."""
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        long_inputs.FinetuneConfig(**kwargs)
+
+
+def test_the_chapter_configs_keep_their_fields():
+    """Validation adds no field: the attention chapter's run keys hash these settings."""
+    assert long_inputs._key(long_inputs.FinetuneConfig())["lr"] == 1e-3
+    assert [f.name for f in __import__("dataclasses").fields(long_inputs.FinetuneConfig)] == [
+        "attention", "steps", "batch_size", "lr", "k_max", "max_len", "seed"]
+
+
+def test_finetuning_that_reaches_a_non_finite_loss_is_refused_naming_the_step():
+    model = tiny_model(0, hidden=16, emb_dim=8, src_words=6, tgt_words=6)
+    pairs = [("en1 en2 en3", "fr3 fr2 fr1"), ("en4 en5", "fr5 fr4")] * 20
+    copy = long_inputs.copy_of(model, False)
+    with torch.no_grad():
+        for weight in copy.decoder.parameters():
+            weight.fill_(float("nan"))
+    with pytest.raises(FloatingPointError, match=r"non-finite .* by step \d+"):
+        long_inputs.finetune(copy, long_inputs.FinetuneConfig(steps=5, batch_size=4), pairs)

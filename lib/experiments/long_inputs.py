@@ -24,12 +24,14 @@ can translate one at a time.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from lib import search
 from lib.course import chapter_models, checkpoint, memo, reference
 from lib.course.memo import load_corpus
 from lib.data import encode_pairs, tokenize
@@ -37,8 +39,10 @@ from lib.evaluate import sacrebleu_score, translate_all
 from lib.experiments.joined import joined_groups, joined_train_pairs
 from lib.model import Seq2Seq
 from lib.train import train
-from lib.validate import is_int
+from lib.validate import is_int, is_number
 
+MAX_SEED = 2**32 - 1  # the largest seed numpy takes; torch and random take it too
+MAX_PASSES = 10  # fine-tuning reads at most this many passes' worth of joined pairs
 # Source-length buckets, in tokens (lib.data.tokenize): (low, high), high None for "and more".
 BUCKETS = ((1, 8), (9, 16), (17, 24), (25, 32), (33, None))
 
@@ -63,6 +67,26 @@ class FinetuneConfig:
                                  f"got {value!r}")
         if not isinstance(self.attention, bool):
             raise ValueError(f"attention must be True or False, got {self.attention!r}")
+        pairs, test = reference.DATA.limit, reference.DATA.n_test
+        for name, high, why in (
+                ("batch_size", pairs, f"a batch holds at most the corpus's {pairs:,} pairs"),
+                ("k_max", test, f"a joined test group holds at most the {test:,} held-out "
+                                f"sentences"),
+                ("max_len", search.MAX_FREE_LEN, "the longest cap lib.search decodes to "
+                                                 "(MAX_FREE_LEN)"),
+                ("seed", MAX_SEED, "the seeds every generator here takes")):
+            value = getattr(self, name)
+            if not is_int(value) or not (0 if name == "seed" else 1) <= value <= high:
+                raise ValueError(f"{name} must be an integer from {0 if name == 'seed' else 1} "
+                                 f"to {high:,} ({why}), got {value!r}")
+        if self.steps * self.batch_size > MAX_PASSES * pairs:
+            raise ValueError(f"steps x batch_size = {self.steps * self.batch_size:,} joined pairs, "
+                             f"more than {MAX_PASSES} passes over the corpus's {pairs:,} pairs: "
+                             f"they are all built in memory first")
+        if not is_number(self.lr, finite=True) or not 0 < self.lr <= 1:
+            raise ValueError(f"lr must be a number > 0 and <= 1, got {self.lr!r}: Adam moves "
+                             f"each weight by about lr per step, and a step of 1 is already "
+                             f"larger than the weights themselves")
 
 
 def copy_of(model, attention: bool, max_len: int = 100, seed: int = 0):
@@ -106,8 +130,15 @@ def finetune(model, config: FinetuneConfig, train_pairs, progress: bool = False)
     recipe = dataclasses.replace(reference.TRAIN, epochs=1.0, batch_size=config.batch_size,
                                  lr=config.lr, warmup_steps=max(1, min(30, config.steps // 10)),
                                  ema=0.0, eval_every=0, seed=config.seed)
-    return train(model, examples, recipe, device=model.device, progress=progress,
-                 log_every=10)
+    history = train(model, examples, recipe, device=model.device, progress=progress,
+                    log_every=10)
+    for step, loss in zip(history.step, history.loss):
+        if not math.isfinite(loss):
+            raise FloatingPointError(
+                f"fine-tuning's loss became non-finite ({loss}) by step {step} of "
+                f"{config.steps} (lr={config.lr}): the weights are no longer usable; a smaller "
+                f"lr keeps them finite")
+    return history
 
 
 def _key(config: FinetuneConfig) -> dict:
