@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import pytest
 import torch
@@ -199,3 +200,21 @@ def test_group_parts_rebuild_each_group():
 def test_group_parts_refuse_groups_drawn_otherwise():
     with pytest.raises(ValueError, match="seed"):
         alignment.group_parts(HELD_OUT, joined_groups(HELD_OUT, k_max=4, seed=1), k_max=4)
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True, "3"])
+def test_greedy_weights_refuse_a_bad_batch_size(batch_size):
+    """batch_size=-1 once returned [None, None], and 0 a bare range() error."""
+    with pytest.raises(ValueError, match=f"batch_size must be an integer >= 1, got "
+                                         f"{re.escape(repr(batch_size))}"):
+        alignment.greedy_weights(attention_model(), ["en1 en2", "en3"], batch_size=batch_size)
+
+
+@pytest.mark.parametrize("weights, words", [
+    (torch.tensor([[0.5, float("nan")], [0.5, 0.5]]), "NaN or infinite"),
+    (torch.tensor([[0.5, 0.4], [0.5, 0.5]]), "row 0 sums to 0.9"),
+    (torch.tensor([[1.5, -0.5], [0.5, 0.5]]), "negative"),
+])
+def test_summarize_refuses_weights_that_are_not_distributions(weights, words):
+    with pytest.raises(ValueError, match=words):
+        alignment.summarize([weights])

@@ -36,6 +36,7 @@ from lib import search
 from lib.attention import attention_weights
 from lib.data import EOS, PAD, tokenize
 from lib.experiments.joined import joined_groups
+from lib.validate import is_int
 
 # ---------------------------------------------------------------------------------------------
 # One source: measures per row of its weights (T, S)
@@ -46,6 +47,22 @@ def _check_weights(weights: torch.Tensor) -> None:
     if not torch.is_tensor(weights) or weights.dim() != 2 or 0 in weights.shape:
         raise ValueError(f"weights must be a (T, S) tensor with at least one row and column, got "
                          f"{getattr(weights, 'shape', type(weights).__name__)}")
+
+
+def _check_distribution(weights: torch.Tensor) -> None:
+    """The measures compare with a uniform row, so each row must be a distribution over S."""
+    _check_weights(weights)
+    w = weights.detach().to(torch.float64)
+    if not torch.isfinite(w).all():
+        raise ValueError("weights hold NaN or infinite values: each row must be a distribution")
+    if (w < 0).any():
+        raise ValueError("weights hold negative values: each row must be a distribution")
+    sums = w.sum(-1)
+    off = (sums - 1).abs() > 1e-2  # room for half-precision rounding
+    if off.any():
+        row = int(off.nonzero()[0])
+        raise ValueError(f"weights row {row} sums to {float(sums[row]):.4g}, not 1: each row "
+                         f"must be a distribution over the source")
 
 
 def row_peak(weights: torch.Tensor) -> torch.Tensor:
@@ -182,7 +199,7 @@ def summarize(weights: list[torch.Tensor], part_lengths: list[list[int]] | None 
     peaks, uniform, entropy, last, blocks, uniform_blocks = [], [], [], [], [], []
     current, chance_current, last_part = [], [], []
     for w, parts in zip(weights, part_lengths):
-        _check_weights(w)
+        _check_distribution(w)
         _check_parts(parts, w.size(1))
         T, S = w.shape
         if S < 2:
@@ -248,6 +265,8 @@ def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torc
     the order of `sources`. Batches are sorted by length, so little is padded."""
     if not model.attends:
         raise ValueError("this model has no attention: there are no weights to measure")
+    if not is_int(batch_size) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     was_training = model.training
     model.eval()
     out: list[torch.Tensor | None] = [None] * len(sources)
