@@ -23,10 +23,19 @@ import torch
 from torch import nn
 
 from lib.data import EOS, PAD, SOS
+from lib.validate import check_ids, is_int
 
 
 def source_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     """lengths (B,) -> mask (B, max_len): True at the real tokens, False at the padding."""
+    if not torch.is_tensor(lengths) or lengths.is_floating_point() or lengths.is_complex() \
+            or lengths.dtype == torch.bool:
+        raise ValueError(f"lengths must be a tensor of whole token counts, got "
+                         f"{getattr(lengths, 'dtype', type(lengths).__name__)}")
+    if (lengths < 0).any():
+        raise ValueError(f"lengths must be >= 0 (token counts), got {lengths.tolist()}")
+    if not is_int(max_len) or max_len < 0:
+        raise ValueError(f"max_len must be an integer >= 0, got {max_len!r}")
     positions = torch.arange(max_len, device=lengths.device)  # (S,)
     return positions.unsqueeze(0) < lengths.unsqueeze(1)  # (B, S)
 
@@ -118,6 +127,8 @@ def attention_weights(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
     if not model.attends:
         raise ValueError("this model has no attention (ModelConfig.attention=False): there are "
                          "no attention weights to show")
+    check_ids(src, len(model.src_vocab), "src")
+    check_ids(tgt, len(model.tgt_vocab), "tgt")
     _, state, memory = model.encode(src, src_lengths)  # (L, B, H), Memory of B rows
     sos = torch.full_like(tgt[:, :1], SOS)  # (B, 1)
     tgt_in = torch.cat([sos, tgt[:, :-1]], dim=1)  # (B, T) the decoder's inputs

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from lib.data import EOS, PAD, SOS
-from lib.validate import is_int, is_number
+from lib.validate import check_ids, is_int, is_number
 
 # Length normalisation: alpha = 0 (none) gave the best validation BLEU at beam 5 with the
 # reference model; its sentences are short and it rarely stops too early, so normalising does not
@@ -245,6 +245,7 @@ def sequence_log_prob(model, src: torch.Tensor, src_lengths: torch.Tensor, tgt: 
     <eos>; <pad> is ignored. This is how we compare greedy's and beam's answers.
     """
     _check_batch(src, src_lengths)
+    check_ids(tgt, len(model.tgt_vocab), "tgt")
     _, state, context = model.encode(src, src_lengths)  # (L, B, H), (B, H) or Memory
     B, T = tgt.shape
     total = torch.zeros(B, device=tgt.device)  # (B,)

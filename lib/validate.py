@@ -19,3 +19,13 @@ def is_number(x, finite: bool = False) -> bool:
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return False
     return not finite or math.isfinite(x)
+
+
+def check_ids(ids, vocab_size: int, name: str) -> None:
+    """ValueError naming the first id of the tensor `ids` outside the vocabulary 0 .. size - 1,
+    instead of the embedding's bare index error."""
+    bad = (ids < 0) | (ids >= vocab_size)
+    if bad.any():
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        raise ValueError(f"{name} holds the id {int(ids[where])} at {where}, outside the "
+                         f"vocabulary of {vocab_size} tokens (ids 0 to {vocab_size - 1})")

@@ -448,3 +448,31 @@ def test_clear_errors_for_mixed_up_contexts():
     with pytest.raises(ValueError, match="needs feed_context=True"):
         Seq2Seq(ModelConfig(len(att.src_vocab), len(att.tgt_vocab), emb_dim=4, hidden_size=8,
                             feed_context=False, attention=True), att.src_vocab, att.tgt_vocab)
+
+
+def test_ids_outside_the_vocabulary_are_named(batch):
+    """A bare embedding IndexError once told nothing of which id or which vocabulary."""
+    model = attention_model(1, tgt_words=4, scale=1.5)
+    V = len(model.tgt_vocab)
+    tgt = torch.tensor([[4, 5, EOS, PAD], [6, EOS, PAD, PAD], [5, V, 7, 4], [EOS, PAD, PAD, PAD]])
+    with pytest.raises(ValueError, match=rf"tgt holds the id {V} at \(2, 1\), outside the "
+                                         rf"vocabulary of {V} tokens"):
+        attention_weights(model, batch.src, batch.src_lengths, tgt)
+    with pytest.raises(ValueError, match=rf"tgt holds the id -1 .* vocabulary of {V} tokens"):
+        search.sequence_log_prob(model, batch.src, batch.src_lengths, tgt.clamp(max=V - 1) - 5)
+    src = batch.src.clone()
+    src[0, 0] = 10**6
+    with pytest.raises(ValueError, match="src holds the id 1000000 at \\(0, 0\\)"):
+        attention_weights(model, src, batch.src_lengths, tgt.clamp(max=V - 1))
+
+
+@pytest.mark.parametrize("lengths, max_len, words", [
+    (torch.tensor([2, -1]), 3, r"lengths must be >= 0"),
+    (torch.tensor([2.0, 1.5]), 3, "lengths must be a tensor of whole token counts"),
+    ([2, 1], 3, "lengths must be a tensor"),
+    (torch.tensor([2, 1]), -2, "max_len must be an integer >= 0"),
+    (torch.tensor([2, 1]), 2.5, "max_len must be an integer >= 0"),
+])
+def test_source_mask_refuses_lengths_that_are_not_counts(lengths, max_len, words):
+    with pytest.raises(ValueError, match=words):
+        source_mask(lengths, max_len)
