@@ -633,6 +633,10 @@ def _check_corpus(hypotheses: Sequence[str], references: Sequence[Sequence[str]]
                 raise TypeError(f"references[{i}][{j}] must be a string, got {type(ref).__name__}")
 
 
+MIN_ROUNDS = 40  # the fewest bootstrap rounds whose 95 % interval spans two different draws
+MAX_ROUNDS = 100_000  # each round rescores the whole corpus twice
+
+
 def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list[str]],
                      rounds: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """Corpus BLEU of a minus that of b on the same sentences, and its 95 % interval.
@@ -643,6 +647,10 @@ def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list
     """
     if not len(hyps_a) == len(hyps_b) == len(references) or not references:
         raise ValueError("need as many hypotheses of each system as references, at least one")
+    if not is_int(rounds) or not MIN_ROUNDS <= rounds <= MAX_ROUNDS:
+        raise ValueError(f"rounds must be an integer from {MIN_ROUNDS} to {MAX_ROUNDS:,}, got "
+                         f"{rounds!r}: fewer leave the 2.5 % and 97.5 % points on the same "
+                         f"draw, more only take longer (1,000 is usual)")
     stats = [[corpus_bleu([h], [r]) for h, r in zip(hyps, references)]
              for hyps in (hyps_a, hyps_b)]
 

@@ -571,3 +571,13 @@ def test_paired_bootstrap_of_a_system_against_itself_is_zero():
     assert lo <= hi
     with pytest.raises(ValueError):
         paired_bootstrap(a, b[:2], refs)
+
+
+@pytest.mark.parametrize("rounds", [0, -3, 39, 2.5, True, 10**7])
+def test_paired_bootstrap_refuses_too_few_or_too_many_rounds(rounds):
+    """rounds=0 once raised a bare IndexError; below 40 the 2.5 % and 97.5 % points are not
+    two draws apart."""
+    from lib.bleu import paired_bootstrap
+
+    with pytest.raises(ValueError, match=r"rounds must be an integer from 40 to 100,000"):
+        paired_bootstrap(["le chat"], ["un chat"], [["le chat"]], rounds=rounds)

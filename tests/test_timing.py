@@ -272,3 +272,18 @@ def test_step_seconds_times_a_step(attention):
     model = copy_of(tiny_model(0, hidden=16, emb_dim=8), attention)
     seconds = timing.step_seconds(model, 7, batch=4, steps=3, rounds=2)
     assert 0 < seconds < 60  # a loaded machine is slow; the point is a positive time
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"steps": 0}, "steps must be an integer >= 1"),
+    ({"steps": 2.0}, "steps must be an integer >= 1"),
+    ({"rounds": 0}, "rounds must be an integer >= 1"),
+    ({"batch": 0}, "batch must be an integer >= 1"),
+    ({"source_len": 0}, "source_len must be an integer >= 1"),
+])
+def test_step_seconds_names_a_bad_count(kwargs, words):
+    """steps=0 once raised a bare ZeroDivisionError."""
+    from lib.experiments.toy import tiny_model
+
+    with pytest.raises(ValueError, match=words):
+        timing.step_seconds(tiny_model(0), **{"source_len": 3, **kwargs})

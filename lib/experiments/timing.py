@@ -21,6 +21,7 @@ import torch
 
 from lib.data import EOS, SOS
 from lib.device import one_thread
+from lib.validate import is_int
 
 
 def _sync() -> None:
@@ -299,6 +300,10 @@ def step_seconds(model, source_len: int, batch: int = 32, steps: int = 20,
     times, and the best round divided by `steps` is kept (a busy moment slows a round, never
     speeds it up).
     """
+    for name, value in (("source_len", source_len), ("batch", batch), ("steps", steps),
+                        ("rounds", rounds)):
+        if not is_int(value) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     gen = torch.Generator().manual_seed(source_len)
     src = torch.randint(4, len(model.src_vocab), (batch, source_len), generator=gen)
     src = src.to(model.device)  # (B, S)
