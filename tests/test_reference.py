@@ -736,3 +736,18 @@ def test_a_waiting_process_hears_when_the_holder_turns_to_training(isolated, cap
         holder.__exit__(None, None, None)
         waiter.join(10)
     assert got == [True] and said.count("\n") == 2, said
+
+
+def test_a_manifest_that_parsed_but_is_malformed_is_not_called_truncated(served, monkeypatch):
+    """A manifest read whole as JSON but with a bad field was blamed on a truncated transfer;
+    the error names the field, and only JSON that does not parse mentions a cut-short one."""
+    _, root, _ = served
+    _forbid_training(monkeypatch)
+    _write_manifest(root, {**_published_manifest(root), "bytes": 34343.0})
+    with pytest.raises(FileNotFoundError) as caught:
+        reference.pretrained(device="cpu", train=False, progress=False)
+    assert "'bytes' must be a whole number" in str(caught.value)
+    assert "truncated" not in str(caught.value) and "cut short" not in str(caught.value)
+    (_release_folder(root) / reference.MANIFEST).write_text('{"key": "a', encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="not JSON .*cut short"):
+        reference.pretrained(device="cpu", train=False, progress=False)

@@ -480,6 +480,9 @@ def download(
         if verify is not None:
             try:
                 verify(tmp)
+            except DownloadError as e:  # the verifier names the problem itself
+                raise DownloadError(
+                    f"downloaded file for {url} failed its check: {e}; {nothing}") from e
             except Exception as e:  # any complaint of the verifier rejects the file
                 raise DownloadError(
                     f"downloaded file for {url} failed its check: {e}; the transfer was "

@@ -189,7 +189,8 @@ def _published_manifest(path: Path, key: str, tag: str, many: bool = False) -> d
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise invalid(f"not JSON ({e})") from e
+        raise invalid(f"not JSON ({e}): the transfer was cut short or the file is not a "
+                      f"manifest") from e
     if not isinstance(found, dict):
         raise invalid(f"a JSON {type(found).__name__}, not an object")
     if found.get("key") != key:
