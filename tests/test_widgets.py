@@ -675,3 +675,15 @@ def test_live_widgets_on_ipywidgets_7():
     result = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=ROOT, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_decoding_widgets_bound_their_length_cap():
+    """hidden_state_explorer and beam_explorer decode without a source cap: max_len=10**9 was
+    accepted; above search.MAX_FREE_LEN it is refused before any step."""
+    from lib.widgets import beam_explorer, hidden_state_explorer
+
+    model = tiny_model(0)
+    for call in (lambda: hidden_state_explorer(model, "en1 en2", max_len=10**9),
+                 lambda: beam_explorer(model, "en1 en2", max_len=10**9)):
+        with pytest.raises(ValueError, match="at most MAX_FREE_LEN=1,000 without source_cap"):
+            call()
