@@ -29,25 +29,31 @@ def gradient_reach(norms: Sequence[float], tokens: Sequence[str]) -> str:
             f"{smallest}")
 
 
-def paired_gap(only_a: int, only_b: int, n: int, name_a: str, name_b: str,
-               z: float = 2.0) -> str:
-    """Two models scored on the same n items, from the discordant ones: `only_a` items that
-    only a gets right, `only_b` that only b does. Which is ahead, by how many points, and
-    whether that is more than z standard errors of the paired difference (McNemar's view:
-    items both get right or both get wrong say nothing about which is better)."""
+def _paired_stats(only_a: int, only_b: int, n: int) -> tuple[float, float]:
+    """(a's share right minus b's, its standard error) from the discordant counts of n items."""
     for count in (only_a, only_b, n):
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"counts must be integers >= 0, got {count!r}")
     if n < 1 or only_a + only_b > n:
         raise ValueError(f"need n >= 1 and at most n discordant items, got {only_a} + "
                          f"{only_b} of {n}")
+    gap = (only_a - only_b) / n
+    return gap, math.sqrt(max(only_a + only_b - (only_a - only_b) ** 2 / n, 0.0)) / n
+
+
+def paired_gap(only_a: int, only_b: int, n: int, name_a: str, name_b: str,
+               z: float = 2.0) -> str:
+    """Two models scored on the same n items, from the discordant ones: `only_a` items that
+    only a gets right, `only_b` that only b does. Which is ahead, by how many points, and
+    whether that is more than z standard errors of the paired difference (McNemar's view:
+    items both get right or both get wrong say nothing about which is better)."""
+    gap, se = _paired_stats(only_a, only_b, n)
     if only_a == only_b:
         return (f"{name_a} and {name_b} get the same share right ({only_a} items only one of "
                 f"them gets right, {only_b} only the other)")
     (lead, ahead, behind), (trail, _, _) = sorted(
         [(only_a, name_a, name_b), (only_b, name_b, name_a)], reverse=True)
-    gap = (lead - trail) / n
-    se = math.sqrt(max(lead + trail - (lead - trail) ** 2 / n, 0.0)) / n
+    gap = abs(gap)
     text = (f"{ahead} is ahead of {behind} by {100 * gap:.1f} points ({lead} items only it gets "
             f"right, {trail} only the other)")
     where = "beyond" if gap > z * se else "within"
@@ -57,14 +63,7 @@ def paired_gap(only_a: int, only_b: int, n: int, name_a: str, name_b: str,
 def _paired_side(only_a: int, only_b: int, n: int, z: float = 2.0) -> int:
     """+1 when a is ahead of b by more than z standard errors of the paired difference (as in
     `paired_gap`), -1 when b is, 0 when the gap is within that noise."""
-    for count in (only_a, only_b, n):
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"counts must be integers >= 0, got {count!r}")
-    if n < 1 or only_a + only_b > n:
-        raise ValueError(f"need n >= 1 and at most n discordant items, got {only_a} + "
-                         f"{only_b} of {n}")
-    gap = (only_a - only_b) / n
-    se = math.sqrt(max(only_a + only_b - (only_a - only_b) ** 2 / n, 0.0)) / n
+    gap, se = _paired_stats(only_a, only_b, n)
     if only_a == only_b or abs(gap) <= z * se:
         return 0
     return 1 if gap > 0 else -1
