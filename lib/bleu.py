@@ -637,6 +637,21 @@ MIN_ROUNDS = 40  # the fewest bootstrap rounds whose 95 % interval spans two dif
 MAX_ROUNDS = 100_000  # each round rescores the whole corpus twice
 
 
+def sentence_stats(hyps: list[str], references: list[list[str]]) -> list[BLEUResult]:
+    """Each sentence's n-gram statistics (a one-sentence `corpus_bleu`). Corpus BLEU adds them,
+    so a resample of the test set is scored by adding, without tokenising anything again."""
+    return [corpus_bleu([h], [r]) for h, r in zip(hyps, references)]
+
+
+def resampled_bleu(stats: list[BLEUResult], idx) -> float:
+    """Corpus BLEU of the sentences at `idx` (a repeated index counts again), from their
+    `sentence_stats`: the score `corpus_bleu` gives the resampled lists."""
+    picked = [stats[i] for i in idx]
+    return bleu_from_counts([sum(s.counts[n] for s in picked) for n in range(MAX_ORDER)],
+                            [sum(s.totals[n] for s in picked) for n in range(MAX_ORDER)],
+                            sum(s.sys_len for s in picked), sum(s.ref_len for s in picked)).score
+
+
 def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list[str]],
                      rounds: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     """Corpus BLEU of a minus that of b on the same sentences, and its 95 % interval.
@@ -651,20 +666,11 @@ def paired_bootstrap(hyps_a: list[str], hyps_b: list[str], references: list[list
         raise ValueError(f"rounds must be an integer from {MIN_ROUNDS} to {MAX_ROUNDS:,}, got "
                          f"{rounds!r}: fewer leave the 2.5 % and 97.5 % points on the same "
                          f"draw, more only take longer (1,000 is usual)")
-    stats = [[corpus_bleu([h], [r]) for h, r in zip(hyps, references)]
-             for hyps in (hyps_a, hyps_b)]
-
-    def score(system: int, idx) -> float:
-        st = stats[system]
-        counts = [sum(st[i].counts[n] for i in idx) for n in range(4)]
-        totals = [sum(st[i].totals[n] for i in idx) for n in range(4)]
-        return bleu_from_counts(counts, totals, sum(st[i].sys_len for i in idx),
-                                sum(st[i].ref_len for i in idx)).score
-
+    a, b = sentence_stats(hyps_a, references), sentence_stats(hyps_b, references)
     everything = range(len(references))
-    diff = score(0, everything) - score(1, everything)
+    diff = resampled_bleu(a, everything) - resampled_bleu(b, everything)
     rng = random.Random(seed)
-    draws = sorted(score(0, idx) - score(1, idx)
+    draws = sorted(resampled_bleu(a, idx) - resampled_bleu(b, idx)
                    for idx in (rng.choices(everything, k=len(references))
                                for _ in range(rounds)))
     return diff, draws[int(0.025 * rounds)], draws[int(0.975 * rounds) - 1]

@@ -581,3 +581,13 @@ def test_paired_bootstrap_refuses_too_few_or_too_many_rounds(rounds):
 
     with pytest.raises(ValueError, match=r"rounds must be an integer from 40 to 100,000"):
         paired_bootstrap(["le chat"], ["un chat"], [["le chat"]], rounds=rounds)
+
+
+def test_resampled_bleu_is_corpus_bleu_of_the_resampled_lists():
+    hyps = ["le chat est là .", "il pleut", "nous avons gagné !", "je suis là"]
+    refs = [["le chat est là ."], ["il pleut .", "il tombe des cordes ."], ["nous avons gagné !"],
+            ["je suis ici ."]]
+    stats = lib.bleu.sentence_stats(hyps, refs)
+    for idx in ([0, 1, 2, 3], [1, 1, 3], [2, 0, 0, 0, 3]):
+        expected = lib.bleu.corpus_bleu([hyps[i] for i in idx], [refs[i] for i in idx]).score
+        assert lib.bleu.resampled_bleu(stats, idx) == pytest.approx(expected, abs=1e-12)

@@ -311,28 +311,21 @@ def paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples: int, seed: int,
     higher than B's. A resample draws len(refs) sentence indices with replacement,
     random.Random(seed).choices(range(N), k=N), and scores both systems on the SAME indices.
 
-    Corpus BLEU adds each sentence's n-gram statistics, so they are computed once per sentence
-    and summed per resample (the same score as lib.bleu.corpus_bleu on the resampled lists).
+    Each resample is scored by lib.bleu.resampled_bleu from lib.bleu.sentence_stats (the same
+    score as lib.bleu.corpus_bleu on the resampled lists).
     `mistake` computes a typical wrong version, to recognise it in a learner's answer:
     "unpaired", "no replacement", "ties win" or "mean sentence BLEU".
     """
-    def stats(hyps):
-        return [bleu.corpus_bleu([h], [r]) for h, r in zip(hyps, refs)]
-
     def corpus(sentences, idx) -> float:
         if mistake == "mean sentence BLEU":  # sentences: each one's sentence BLEU
             return sum(sentences[i] for i in idx) / len(idx)
-        picked = [sentences[i] for i in idx]
-        return bleu.bleu_from_counts(
-            [sum(s.counts[n] for s in picked) for n in range(bleu.MAX_ORDER)],
-            [sum(s.totals[n] for s in picked) for n in range(bleu.MAX_ORDER)],
-            sum(s.sys_len for s in picked), sum(s.ref_len for s in picked)).score
+        return bleu.resampled_bleu(sentences, idx)
 
     if mistake == "mean sentence BLEU":
         a, b = ([bleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
                 for hyps in (hyps_a, hyps_b))
     else:
-        a, b = stats(hyps_a), stats(hyps_b)
+        a, b = bleu.sentence_stats(hyps_a, refs), bleu.sentence_stats(hyps_b, refs)
     rng = random.Random(seed)
     N, wins = len(refs), 0
     for _ in range(n_samples):
