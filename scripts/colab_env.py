@@ -5,10 +5,11 @@ the course's `lib` nor sacrebleu. Every chapter's first code cell (scripts/colab
 installs `lib` from GitHub with `--no-deps` and adds only the dependencies that are missing.
 This module rebuilds that situation on this machine:
 
-- `create_env` makes a fresh virtual environment with torch installed first, then the other
-  packages Colab preinstalls that the chapters touch, at Colab's versions (`COLAB_PACKAGES`),
-  and a dummy `google.colab` module so that the setup cell believes it runs in Colab. The
-  course's requirements.txt is not used.
+- `create_env` makes a fresh virtual environment with torch installed first (2.13.0, not
+  Colab's 2.11.0: see COLAB_TORCH), then the other packages Colab preinstalls that the chapters
+  touch, at Colab's versions (`COLAB_PACKAGES`), and a dummy `google.colab` module so that the
+  setup cell believes it runs in Colab. The course's requirements.txt is not used.
+  `unmet_pins` says which of these pins an environment does not meet.
 - `stand_in_repository` makes a local git repository holding the working tree's tracked files
   on the branch named in `_config.yml`; `setup_cell_for` returns a notebook's real setup cell
   with its `git+https://github.com/...@branch` URL replaced by that repository's `git+file://`
@@ -34,17 +35,21 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 
-# What a Colab runtime has preinstalled that the chapters use, at Colab's versions (mid 2025;
-# compare with `!pip list` in a Colab notebook when updating). torch is installed first and
-# alone, as Colab's image does; here it is the CPU build that requirements.txt also pins.
+# What a Colab runtime has preinstalled that the chapters use, at Colab's versions where this
+# machine can install them (googlecolab/backend-info, pip-freeze.txt of 2026-08-19; compare
+# with `!pip list` in a Colab notebook when updating). Two differences remain, recorded in
+# docs/decisions.md ("What the Colab-shaped test models"): Colab runs Python 3.13 and torch
+# 2.11.0, while this environment uses this machine's Python and the torch 2.13.0 CPU build that
+# requirements.txt also pins. torch is installed first and alone, as Colab's image does.
 COLAB_TORCH = "torch==2.13.0"
 COLAB_PACKAGES = [
-    "numpy==2.0.2",
+    "numpy==2.1.3",
     "matplotlib==3.10.0",
-    "tqdm==4.67.1",
+    "tqdm==4.67.3",
     "ipywidgets==7.7.1",  # Colab stays on ipywidgets 7 for its own widget manager
     "ipykernel==6.17.1",
     "ipython==7.34.0",
+    "notebook==6.5.7",  # also holds jupyter_client below 8, at Colab's 7.4.9
 ]
 # The packages the setup cell must leave exactly as Colab ships them.
 PROTECTED = ("torch", "numpy", "ipywidgets")
@@ -116,6 +121,22 @@ def create_env(env: Path, python: str | None = None) -> dict[str, float]:
         "language": "python",
     }, indent=1), encoding="utf-8")
     return times
+
+
+def pinned_versions() -> dict[str, str]:
+    """{normalised distribution name: version} of COLAB_TORCH and COLAB_PACKAGES."""
+    pins = {}
+    for requirement in [COLAB_TORCH, *COLAB_PACKAGES]:
+        name, version = requirement.split("==")
+        pins[_normalise(name)] = version
+    return pins
+
+
+def unmet_pins(installed: dict[str, str]) -> dict[str, tuple[str, str | None]]:
+    """{name: (pinned, installed)} for each pin of `pinned_versions` that `installed` (as
+    `installed_versions` returns) does not meet; a local label (2.13.0+cpu) meets its pin."""
+    return {name: (version, installed.get(name)) for name, version in pinned_versions().items()
+            if (installed.get(name) or "").split("+")[0] != version}
 
 
 def installed_versions(env: Path) -> dict[str, str]:

@@ -4,8 +4,10 @@
 
 What a reader gets from the Colab button is a reader notebook (`make notebooks`,
 _build/notebooks/) in a new runtime. This test rebuilds that: a new virtual environment with
-what Colab preinstalls (torch first, then numpy, matplotlib, tqdm, ipywidgets 7.7.1, IPython;
-see scripts/colab_env.py), a dummy `google.colab` module, and nothing of requirements.txt.
+what Colab preinstalls (torch first, then numpy, matplotlib, tqdm, ipywidgets 7.7.1, IPython,
+ipykernel and the classic Notebook, at the versions of scripts/colab_env.py, where torch is the
+2.13.0 CPU build rather than Colab's 2.11.0), a dummy `google.colab` module, and nothing of
+requirements.txt.
 Each notebook's own setup cell installs `lib` from a local git repository standing in for
 GitHub (same branch, `git+file://` instead of `git+https://`), and the notebook then runs in a
 kernel of that environment, with nothing of this machine's state:
@@ -133,8 +135,8 @@ def fresh_env(colab_env):
     """A new Colab-like environment and what is installed in it before any setup cell ran."""
     TIMINGS.update({f"create {k}": v for k, v in colab_env.create_env(ENV).items()})
     before = colab_env.installed_versions(ENV)
-    assert before.get("torch", "").startswith("2.13.0"), before.get("torch")
-    assert before.get("ipywidgets") == "7.7.1", before.get("ipywidgets")
+    unmet = colab_env.unmet_pins(before)
+    assert not unmet, f"not at the pinned versions (pinned, installed): {unmet}"
     for absent in ("seq2seq-course-lib", "sacrebleu"):  # Colab has neither
         assert absent not in before, f"{absent} is preinstalled; the test would prove nothing"
     return before
@@ -340,9 +342,21 @@ def test_setup_cell_without_a_github_url_is_refused(colab_env, tmp_path):
         colab_env.setup_cell_index(nb)
 
 
+def test_unmet_pins(colab_env):
+    pins = colab_env.pinned_versions()
+    assert pins["torch"] == colab_env.COLAB_TORCH.split("==")[1]
+    assert pins["ipywidgets"].startswith("7.")
+    installed = {**pins, "torch": pins["torch"] + "+cpu", "sacrebleu": "2.6.0"}
+    assert colab_env.unmet_pins(installed) == {}
+    installed = {**installed, "numpy": "0.0.1"}
+    del installed["ipython"]
+    assert colab_env.unmet_pins(installed) == {"numpy": (pins["numpy"], "0.0.1"),
+                                               "ipython": (pins["ipython"], None)}
+
+
 def test_changed_versions(colab_env):
-    before = {"torch": "2.13.0", "numpy": "2.0.2", "ipywidgets": "7.7.1"}
-    after = {"torch": "2.14.0", "numpy": "2.0.2", "sacrebleu": "2.6.0"}
+    before = {"torch": "2.13.0", "numpy": "2.1.3", "ipywidgets": "7.7.1"}
+    after = {"torch": "2.14.0", "numpy": "2.1.3", "sacrebleu": "2.6.0"}
     assert colab_env.changed_versions(before, after) == {
         "torch": ("2.13.0", "2.14.0"), "ipywidgets": ("7.7.1", None)}
     assert colab_env.changed_versions(before, before) == {}
