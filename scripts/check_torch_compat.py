@@ -39,6 +39,8 @@ DEFAULT_N = 200
 
 def default_paths() -> list[Path]:
     """The cached reference model, then the attention chapter's cached fine-tuned copies."""
+    # Imported here: with explicit paths (another torch's venv) the course machinery, which
+    # that venv may lack the dependencies of, is never imported.
     from lib.course import reference
     from lib.course.release import CHAPTER_RUNS
     from lib.experiments import long_inputs
