@@ -77,6 +77,28 @@ def test_chapters_are_myst_markdown_notebooks():
     assert not toc.is_notebook(toc.source("book/intro")), "intro.md is a plain page"
 
 
+def comment_lines(text: str) -> list[int]:
+    """Line numbers of prose lines that MyST reads as a comment (a line starting with %), so
+    that the rest of the line vanishes from the page; code blocks are skipped."""
+    found, fence = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        mark = re.match(r"^(`{3,}|~{3,})", line)
+        if mark and (fence is None or line.startswith(fence)):
+            fence = None if fence else mark.group(1)
+        elif fence is None and line.startswith("%"):
+            found.append(number)
+    return found
+
+
+def test_no_prose_line_starts_with_a_comment_mark():
+    pages = sorted((toc.ROOT / "book").glob("*.md"))
+    found = {p.name: comment_lines(p.read_text(encoding="utf-8")) for p in pages}
+    assert not {name: lines for name, lines in found.items() if lines}, \
+        "a prose line starting with % is a MyST comment: rewrap it"
+    text = "A share of 71.6\n%: the verdict.\n```python\n% not prose\n```\n"
+    assert comment_lines(text) == [2]
+
+
 def test_chapter_source_errors_are_clear(tmp_path):
     (tmp_path / "_toc.yml").write_text("root: book/intro\n")
     with pytest.raises(FileNotFoundError, match="'book/intro' has no source"):
