@@ -67,11 +67,11 @@ LEAD = "the fed context is ahead of the initial state only, beyond the noise of 
                        "noise of these 500 held-out sequences: this run does not show that "
                        "feeding the context helps"),
     ((60, 5), (60, 5), f"{LEAD}, and ahead of the wider model without it too: on this seed and "
-                       f"budget the wiring, not size, explains the gap"),
-    ((60, 5), (20, 17), f"{LEAD}, but the wider model without it comes within the noise of it: "
-                        f"size explains the gap as well as the wiring"),
+                       f"budget the wiring, not extra capacity, explains the gap"),
+    ((60, 5), (20, 17), f"{LEAD}, but the wider model without it is within that noise: "
+                        f"extra capacity explains the gap as well as the wiring"),
     ((60, 5), (5, 60), f"{LEAD}, but the wider model without it does better still, beyond the "
-                       f"noise: size, not the wiring, explains the gap here")])
+                       f"noise: extra capacity, not the wiring, explains the gap here")])
 def test_wiring_summary_attributes_only_what_the_controls_allow(on_off, on_wide, words):
     assert v.wiring_summary(on_off, on_wide, 500) == words
 

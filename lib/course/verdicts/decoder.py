@@ -88,12 +88,12 @@ def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int], n: i
     lead = f"the fed context is ahead of the initial state only, beyond {noise}"
     if wide > 0:
         return (f"{lead}, and ahead of the wider model without it too: on this seed and budget "
-                f"the wiring, not size, explains the gap")
+                f"the wiring, not extra capacity, explains the gap")
     if wide == 0:
-        return (f"{lead}, but the wider model without it comes within the noise of it: size "
+        return (f"{lead}, but the wider model without it is within that noise: extra capacity "
                 f"explains the gap as well as the wiring")
     return (f"{lead}, but the wider model without it does better still, beyond the noise: "
-            f"size, not the wiring, explains the gap here")
+            f"extra capacity, not the wiring, explains the gap here")
 
 
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
