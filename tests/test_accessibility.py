@@ -71,11 +71,18 @@ def set_scheme(page, scheme: str) -> None:
     """Light or dark: the reader's system preference, which the site follows (default_mode:
     auto), and the theme's own attribute set as its switch button would."""
     page.emulate_media(color_scheme=scheme)
-    page.evaluate("""(mode) => {
+    page.evaluate("""async (mode) => {
         document.documentElement.dataset.theme = mode;
         document.documentElement.dataset.mode = mode;
+        // the theme's colour transitions start on the next frame: let them all end, so that
+        // axe-core reads the scheme's colours, not a blend of the two
+        await new Promise(requestAnimationFrame);
+        await new Promise(requestAnimationFrame);
+        const ending = document.getAnimations().filter(
+            a => a.effect && a.effect.getComputedTiming().endTime !== Infinity);
+        await Promise.race([Promise.all(ending.map(a => a.finished.catch(() => null))),
+                            new Promise(done => setTimeout(done, 3000))]);
     }""", scheme)
-    page.wait_for_timeout(100)
 
 
 SCHEMES = ("light", "dark")

@@ -606,3 +606,24 @@ def test_website_buttons_open_and_download_the_reader_notebook(built, site_dir):
         download = f"_sources/{page}.ipynb"
         assert f'href="../{download}"' in page_html, f"{page}: no .ipynb download link"
         assert (site_dir / download).read_text(encoding="utf-8") == text, page
+
+
+def test_a_short_title_inside_another_entry_finds_its_own_entry(tmp_path):
+    """"Deep Learning" is a book's whole title and part of a workshop's name in another entry:
+    the anchor is the entry that also names the book's first author."""
+    from scripts.reader.site import load_citation_anchors
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "references.html").write_text(
+        '<div class="citation" id="id3"><p>Junyoung Chung and Yoshua Bengio. Empirical '
+        'evaluation of gated recurrent networks. NIPS 2014 Workshop on Deep Learning.</p></div>'
+        '<div class="citation" id="id7"><p>Ian Goodfellow, Yoshua Bengio, and Aaron Courville. '
+        'Deep Learning. MIT Press, 2016.</p></div>', encoding="utf-8")
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@book{goodfellow2016deep, author = {Goodfellow, Ian and Bengio, Yoshua}, "
+                   "title = {Deep Learning}, year = {2016}}\n"
+                   "@misc{chung2014empirical, author = {Chung, Junyoung and Bengio, Yoshua}, "
+                   "title = {Empirical Evaluation of Gated Recurrent Networks}, year = {2014}}\n",
+                   encoding="utf-8")
+    assert load_citation_anchors(tmp_path, bib) == {"goodfellow2016deep": "id7",
+                                                    "chung2014empirical": "id3"}

@@ -162,6 +162,10 @@ def load_citation_anchors(html_dir: Path, bib: Path, page: str = "book/reference
     for key, entry in parse_file(str(bib)).entries.items():
         title = _squash(str(Text.from_latex(entry.fields.get("title", "")).render_as("text")))
         found = [anchor for anchor, text in entries.items() if title and title in text]
+        if len(found) > 1:  # a short title ("Deep Learning") inside another entry's text
+            authors = entry.persons.get("author", [])
+            last = _squash(" ".join(authors[0].last_names)) if authors else ""
+            found = [anchor for anchor in found if last and last in entries[anchor]]
         if len(found) == 1:
             anchors[key] = found[0]
     return anchors
