@@ -148,7 +148,7 @@ $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference playground
 
 # pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well.
 test: setup chromium playground $(SITE_STAMP) release notebooks
-	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q
+	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q --durations=20
 
 # The tests marked neither `browser` nor `slow` (pyproject.toml): no website, no Chromium, no
 # reference model, so nothing but the environment is built first. tests/conftest.py marks a
