@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from lib.data import EOS, PAD, SOS
-from lib.validate import check_ids, is_int, is_number
+from lib.validate import as_int, check_ids, is_int, is_number
 
 # Length normalisation: alpha = 0 (none) gave the best validation BLEU at beam 5 with the
 # reference model; its sentences are short and it rarely stops too early, so normalising does not
@@ -76,7 +76,7 @@ def check_max_len(model, max_len, bounded: bool = False) -> int:
     as translate() does, or exhaustive search's count), at most MAX_FREE_LEN: every decoder and
     widget checks it here.
     """
-    max_len = model.config.max_tgt_len if max_len is None else max_len
+    max_len = model.config.max_tgt_len if max_len is None else as_int(max_len)
     if not is_int(max_len) or max_len < 1:
         raise ValueError(f"max_len (the length cap) must be an integer >= 1, got {max_len!r}")
     max_len = int(max_len)
@@ -116,6 +116,7 @@ def check_beam(model, beam_size, n_best: int = 1) -> int:
     """The beam size to search with; raises ValueError unless it is an integer >= 1 (not a
     bool or a float) whose candidates per step, k * min(2k, |V|), are at most
     MAX_BEAM_CANDIDATES, and n_best is an integer from 1 to beam_size."""
+    beam_size, n_best = as_int(beam_size), as_int(n_best)
     if not is_int(beam_size) or beam_size < 1:
         raise ValueError(f"beam_size must be an integer >= 1, got {beam_size!r}")
     V = len(model.tgt_vocab)
@@ -527,7 +528,7 @@ def beam_search(model, src: torch.Tensor, src_lengths: torch.Tensor,
     are never written and the 2k best of a sentence come from a (k * 2k)-wide ranking.
     """
     _check_batch(src, src_lengths)
-    check_beam(model, beam_size, n_best)
+    beam_size, n_best = check_beam(model, beam_size, n_best), as_int(n_best)
     max_len, k = check_max_len(model, max_len, bounded=source_cap), beam_size
     alpha = _check_alpha(alpha)
     margin = _check_margin(margin)
@@ -603,7 +604,7 @@ def beam_search_one(model, src: torch.Tensor, beam_size: int = DEFAULT_BEAM,
     sentences and beams); this is the baseline of bench/decoding.py.
     Returns the n-best list [(ids, score, raw log P)], best first.
     """
-    check_beam(model, beam_size, n_best)
+    beam_size, n_best = check_beam(model, beam_size, n_best), as_int(n_best)
     max_len, alpha, k = check_max_len(model, max_len), _check_alpha(alpha), beam_size
     margin = _check_margin(margin)
     src = src.view(1, -1)  # (1, S)

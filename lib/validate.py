@@ -7,11 +7,20 @@ count or a score belongs is a mistake, and these tests say no to it.
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def is_int(x) -> bool:
     """True for an int that is not a bool."""
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def as_int(x):
+    """x as a Python int when it is an int or a numpy integer (not a bool); else x unchanged,
+    for the caller's own check to refuse."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return int(x)
+    return x
 
 
 def is_number(x, finite: bool = False) -> bool:

@@ -739,3 +739,20 @@ def test_exhaustive_search_bounds_its_limit(tiny, limit):
     with pytest.raises(ValueError, match=r"limit \(the most sequences to score\) must be an "
                                          r"integer from 1 to MAX_EXHAUSTIVE=2,000,000"):
         exhaustive.exhaustive_search(model, src, lengths, max_len=30, limit=limit)
+
+
+def test_numpy_integers_are_accepted_as_the_ints_they_hold():
+    import numpy as np
+    model = random_model(0, tgt_words=12, max_tgt_len=10, hidden=16)
+    src, lengths = random_batch(model, 4, 0)
+    beam = search.beam_search(model, src, lengths, beam_size=np.int64(3), max_len=np.int32(6),
+                              n_best=np.int64(2))
+    same = search.beam_search(model, src, lengths, beam_size=3, max_len=6, n_best=2)
+    assert torch.equal(beam.tokens, same.tokens)
+    assert torch.equal(search.greedy(model, src, lengths, max_len=np.int64(6)),
+                       search.greedy(model, src, lengths, max_len=6))
+    one = search.beam_search_one(model, src[0, :int(lengths[0])], beam_size=np.int64(2))
+    assert one == search.beam_search_one(model, src[0, :int(lengths[0])], beam_size=2)
+    for bad in (True, np.float64(3.0), "3"):
+        with pytest.raises(ValueError, match="beam_size must be an integer"):
+            search.beam_search(model, src, lengths, beam_size=bad)
