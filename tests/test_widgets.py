@@ -687,3 +687,57 @@ def test_the_decoding_widgets_bound_their_length_cap():
                  lambda: beam_explorer(model, "en1 en2", max_len=10**9)):
         with pytest.raises(ValueError, match="at most MAX_FREE_LEN=1,000 without source_cap"):
             call()
+
+
+def test_numpy_integers_are_accepted_and_json_gets_python_ints(model):
+    import numpy as np
+    cap = capture_beam(model, "I am cold.", beam_size=np.int64(2), max_len=np.int64(5))
+    assert cap.to_dict() == capture_beam(model, "I am cold.", beam_size=2, max_len=5).to_dict()
+    json.dumps(cap.to_dict())
+    steps = capture_steps(model, "I am cold.", "Je", top_k=np.int64(3))
+    assert steps.to_dict() == capture_steps(model, "I am cold.", "Je", top_k=3).to_dict()
+    view = hidden_state_explorer(model, "I am cold.", units=np.int64(4), layer=np.int64(1))
+    assert view.data == hidden_state_explorer(model, "I am cold.", units=4, layer=1).data
+    json.dumps(view.data)
+
+
+def test_flags_zero_units_and_non_token_prefixes_are_refused(model):
+    from lib.widgets.stepper import StepperView
+    with pytest.raises(ValueError, match="units .* >= 1"):
+        hidden_state_explorer(model, "I am cold.", units=0)
+    with pytest.raises(ValueError, match="units"):
+        hidden_state_explorer(model, "I am cold.", units=True)
+    with pytest.raises(ValueError, match="layer must be an integer between 1 and 2"):
+        hidden_state_explorer(model, "I am cold.", layer=True)
+    with pytest.raises(TypeError, match="prefix must be French text or a list of token"):
+        decoder_stepper(model, "I am cold.", prefix=[5, 6])
+    with pytest.raises(ValueError, match="top_k"):
+        decoder_stepper(model, "I am cold.", top_k=True)
+    trace = capture_steps(model, "I am cold.")
+    for start in (True, 0, len(trace.steps) + 1):
+        with pytest.raises(ValueError, match="start must be a step between 1 and"):
+            StepperView(trace, start=start)
+    StepperView(trace, start=1)
+
+
+def test_bleu_explorer_names_the_argument_of_the_wrong_type():
+    with pytest.raises(TypeError, match="hypotheses must be a str .* got 123"):
+        bleu_explorer(123, ["a"])
+    with pytest.raises(TypeError, match="references must be a list .* got 7"):
+        bleu_explorer("a b", 7)
+    with pytest.raises(TypeError, match="references must be a list of str"):
+        bleu_explorer(["a b"], [[1]])
+    with pytest.raises(TypeError, match="hypotheses"):
+        bleu_breakdown(["a", 3], [["a"], ["b"]])
+
+
+def test_attention_explorer_refuses_a_flag_as_its_start_step(model):
+    import numpy as np
+
+    from lib.experiments.long_inputs import copy_of
+    from lib.widgets import attention_explorer
+    attending = copy_of(model, attention=True, max_len=9, seed=0).eval()
+    with pytest.raises(ValueError, match="start must be a step between 1 and"):
+        attention_explorer(attending, "I am cold.", start=True)
+    view = attention_explorer(attending, "I am cold.", start=np.int64(1))
+    assert view.data["start"] == 1 and type(view.data["start"]) is int

@@ -21,6 +21,7 @@ import torch
 from lib.attention import attention_weights
 from lib.data import SOS, detokenize
 from lib.search import greedy, log_probs
+from lib.validate import as_int, is_int
 from lib.widgets.live import EXAMPLE, Live
 from lib.widgets.live import _text as text_control
 from lib.widgets.render import View, esc, num
@@ -74,8 +75,8 @@ def attention_data(trace: AttentionTrace, start: int | None = None) -> dict:
     significant digits, each written token's probability, and the step shown first
     (`start`, 1 .. T; None: the last, the whole heatmap)."""
     T = len(trace.output)
-    start = T if start is None else start
-    if not isinstance(start, int) or not 1 <= start <= max(T, 1):
+    start = T if start is None else as_int(start)
+    if not is_int(start) or not 1 <= start <= max(T, 1):
         raise ValueError(f"start must be a step between 1 and {T}, got {start!r}")
     return {"sentence": trace.sentence, "translation": trace.translation,
             "source": trace.source, "unknown": trace.unknown, "output": trace.output,

@@ -83,6 +83,13 @@ def bleu_breakdown(hypotheses: str | list[str], references: list[str] | list[lis
     corpus (lists), piece by piece. Defaults follow `sentence_bleu` and `corpus_bleu`:
     the effective order is used for one sentence only."""
     corpus = not isinstance(hypotheses, str)
+    if corpus and (not isinstance(hypotheses, (list, tuple))
+                   or not all(isinstance(h, str) for h in hypotheses)):
+        raise TypeError(f"hypotheses must be a str (one sentence) or a list of str (a corpus), "
+                        f"got {hypotheses!r}")
+    if not isinstance(references, (str, list, tuple)):
+        raise TypeError(f"references must be a list of reference strings (one hypothesis) or a "
+                        f"list of such lists (a corpus), got {references!r}")
     if not corpus:
         if isinstance(references, str):
             raise TypeError("references must be a list of reference strings, not one string")
@@ -92,6 +99,9 @@ def bleu_breakdown(hypotheses: str | list[str], references: list[str] | list[lis
                          f"hypotheses and {len(references)} reference lists")
     if any(isinstance(r, str) or not r for r in references):
         raise ValueError("each hypothesis needs a non-empty list of reference strings")
+    if not all(isinstance(r, (list, tuple)) and all(isinstance(x, str) for x in r)
+               for r in references):
+        raise TypeError(f"each hypothesis's references must be a list of str, got {references!r}")
     effective = (not corpus) if use_effective_order is None else use_effective_order
     split = dict(method=tokenize, lowercase=lowercase)
     hyp_tokens = [bleu.tokenize(h, **split) for h in hypotheses]

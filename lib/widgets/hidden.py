@@ -17,6 +17,7 @@ import base64
 import torch
 
 from lib.device import one_thread
+from lib.validate import as_int, is_int
 from lib.widgets.map_view import map_data
 from lib.widgets.pca import pca2
 from lib.widgets.render import View, esc, num
@@ -34,6 +35,10 @@ def pick_units(states: torch.Tensor, units: int | None) -> torch.Tensor:
     """Rows to show for states (T, H): the `units` most varying over time, sorted by their
     final value (so the last column, for the encoder the context, reads as a gradient)."""
     T, H = states.shape
+    units = units if units is None else as_int(units)
+    if units is not None and (not is_int(units) or units < 1):
+        raise ValueError(f"units (rows per heatmap) must be an integer >= 1 or None (all), "
+                         f"got {units!r}")
     if units is None or units >= H:
         rows = torch.arange(H)
     else:
@@ -90,9 +95,9 @@ class HiddenView(View):
         enc, dec = trace.tensors()  # (L, S, H), (L, T, H)
         L, S, H = enc.shape
         T = dec.size(1)
-        layer = L if layer is None else layer
-        if not 1 <= layer <= L:
-            raise ValueError(f"layer must be between 1 and {L}, got {layer}")
+        layer = L if layer is None else as_int(layer)
+        if not is_int(layer) or not 1 <= layer <= L:
+            raise ValueError(f"layer must be an integer between 1 and {L}, got {layer!r}")
         panels = {f"{m}{lay}": panel_data(states[lay - 1], units)
                   for lay in range(1, L + 1) for m, states in (("enc", enc), ("dec", dec))}
         data = {"S": S, "T": T, "L": L, "H": H, "mode": mode, "layer": layer,

@@ -11,6 +11,7 @@ Python records the steps (`lib.widgets.trace.capture_steps`); static/stepper.js 
 from __future__ import annotations
 
 from lib.data import detokenize
+from lib.validate import as_int, is_int
 from lib.widgets.render import View, esc
 from lib.widgets.trace import StepTrace, capture_steps
 
@@ -22,6 +23,9 @@ def stepper_data(trace: StepTrace, start: int | None = None) -> dict:
     steps = [dict(s, prev_forced=i > 0 and trace.steps[i - 1]["forced"])
              for i, s in enumerate(trace.steps)]
     n_forced = sum(s["forced"] for s in steps)
+    start = start if start is None else as_int(start)
+    if start is not None and (not is_int(start) or not 1 <= start <= max(len(steps), 1)):
+        raise ValueError(f"start must be a step between 1 and {len(steps)}, got {start!r}")
     return {"sentence": trace.sentence, "T": len(steps),
             "start": start or min(n_forced + 1, len(steps)), "steps": steps,
             "translation": trace.translation, "prefix": detokenize(trace.prefix),

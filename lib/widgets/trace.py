@@ -25,7 +25,7 @@ import torch
 from lib.data import SOS, UNK, detokenize, tokenize
 from lib.device import one_thread
 from lib.search import DEFAULT_ALPHA, BeamTrace, beam_search, normalize
-from lib.validate import is_int
+from lib.validate import as_int, is_int
 from lib.widgets.decode import decode
 from lib.widgets.layers import gru_layer_states
 from lib.widgets.pca import PCA, nearest_neighbours, pca2
@@ -165,9 +165,12 @@ def capture_steps(model, sentence: str, prefix: str | list[str] = "", top_k: int
 
     `prefix` is text ("Je suis") or tokens; an empty prefix gives plain greedy decoding.
     """
-    sentence = _sentence(sentence)
-    if not isinstance(top_k, int) or top_k < 1:
+    sentence, top_k = _sentence(sentence), as_int(top_k)
+    if not is_int(top_k) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    if not isinstance(prefix, (str, list, tuple)) or \
+            not all(isinstance(w, str) for w in prefix):
+        raise TypeError(f"prefix must be French text or a list of token strings, got {prefix!r}")
     words = tokenize(prefix) if isinstance(prefix, str) else list(prefix)
     forced = model.tgt_vocab.encode(words)
     with evaluating(model):
@@ -282,7 +285,7 @@ def sentence_groups(sentences: list[str], by: str = "first word", n: int = 6) ->
 def check_layer(model, layer: int | None) -> int:
     """A layer number from 1 to the model's number of layers (None: the last, the context)."""
     L = model.config.num_layers
-    layer = L if layer is None else layer
+    layer = L if layer is None else as_int(layer)
     if not is_int(layer) or not 1 <= layer <= L:
         raise ValueError(f"layer must be an integer from 1 to {L} (None: the last layer), "
                          f"got {layer!r}")
