@@ -271,6 +271,21 @@ def test_a_reader_downloads_the_published_runs_instead_of_training(published, re
     assert requests[len(_requests(CONFIGS)):] == _requests({"fixed": CONFIGS["fixed"]})
 
 
+@pytest.mark.parametrize("damage", [b"", b'{"cut short', b"\xff\xfe"])
+def test_a_cached_result_that_cannot_be_read_is_downloaded_again(published, reader,
+                                                                 monkeypatch, capsys, damage):
+    _, requests = reader
+    _refuse_training(monkeypatch)
+    assert long_inputs.cached_runs(CONFIGS) == published["results"]
+    run = _run(CONFIGS["fixed"])
+    run.result.write_bytes(damage)  # an empty, cut or garbled result
+    assert long_inputs.cached_runs(CONFIGS) == published["results"]
+    # the manifest and the result again; the weights on disk match the manifest and are kept
+    assert requests[len(_requests(CONFIGS)):] == [f"/{run.tag}/manifest.json",
+                                                   f"/{run.tag}/{run.tag}.json"]
+    assert capsys.readouterr().out == ""
+
+
 def _break_attention_pt(root: Path, how: str) -> str:
     """Damage what is served for the attention run; returns the problem the reader is told."""
     manifest = _manifest(root, "attention")

@@ -89,15 +89,17 @@ def cached(runs: dict, compute: Callable[[object], object], what: str,
     """{label: result} of `runs` ({label: Run}, one memo name), as
     memo.cached_all gives them, the missing ones first downloaded from their releases.
 
-    A result whose weights file is gone counts as missing. A run that cannot be downloaded is
-    computed (`compute(label)` must write its weights), after one line that says why; with
-    $SEQ2SEQ_RECOMPUTE set, all are computed (memo) and nothing is downloaded.
+    A result whose weights file is gone, or that cannot be read, counts as missing. A run that
+    cannot be downloaded is computed (`compute(label)` must write its weights), after one line
+    that says why; with $SEQ2SEQ_RECOMPUTE set, all are computed (memo) and nothing is
+    downloaded.
     """
     names = {run.name for run in runs.values()}
     if len(names) != 1:
         raise ValueError(f"runs must share one memo name, got {len(names)}")
-    for run in runs.values():
-        if run.weights and not run.weights.is_file():
+    for run in runs.values():  # memo's own reading rule: an unreadable result is not cached
+        unreadable = run.result.is_file() and memo._read(run.result) is memo._MISSING
+        if unreadable or (run.weights and not run.weights.is_file()):
             run.result.unlink(missing_ok=True)
     name = names.pop()
     keys = {label: run.settings for label, run in runs.items()}
