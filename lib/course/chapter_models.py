@@ -98,7 +98,7 @@ def cached(runs: dict, compute: Callable[[object], object], what: str,
     if len(names) != 1:
         raise ValueError(f"runs must share one memo name, got {len(names)}")
     for run in runs.values():  # memo's own reading rule: an unreadable result is not cached
-        unreadable = run.result.is_file() and memo._read(run.result) is memo._MISSING
+        unreadable = run.result.is_file() and not memo.readable(run.result)
         if unreadable or (run.weights and not run.weights.is_file()):
             run.result.unlink(missing_ok=True)
     name = names.pop()

@@ -133,6 +133,11 @@ def _read(path: Path):
         return _MISSING
 
 
+def readable(path: Path) -> bool:
+    """Whether `path` holds a result that `cached` would read back (else it computes anew)."""
+    return _read(path) is not _MISSING
+
+
 def _json(value) -> str:
     try:
         return json.dumps(value)
