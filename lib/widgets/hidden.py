@@ -24,6 +24,7 @@ from lib.widgets.render import View, esc, num
 from lib.widgets.trace import ContextMap, HiddenTrace, capture_contexts, capture_hidden
 
 UNITS = 48  # heatmap rows shown by default: the most varying units
+PCA_DIGITS = 6  # significant digits of the map's PCA in the data (it places a typed sentence)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,6 +110,11 @@ class HiddenView(View):
         if cmap is not None:  # the sentence's own context, placed on the map
             data["map"] = map_data(cmap, [(f"«{trace.sentence}»",
                                            enc[cmap.layer - 1, -1].tolist())])
+            # the map's PCA: the website places a sentence the reader types on the same map
+            # (web/playground/playground.js, placeOnMap)
+            data["map"]["pca"] = {"mean": [num(x, PCA_DIGITS) for x in cmap.mean],
+                                  "components": [[num(x, PCA_DIGITS) for x in row]
+                                                 for row in cmap.components]}
         body = (f'<noscript><p class="s2s-note">Inside the model: «{esc(trace.sentence)}» → '
                 f"«{esc(trace.translation)}». JavaScript is off: the heatmaps of the {L} layers' "
                 "states, their trajectory and the map are drawn by JavaScript.</p></noscript>")

@@ -127,6 +127,7 @@
       m.L = v.num_layers; m.H = v.hidden_size; m.V = v.tgt_itos.length; m.attn = !!v.attention;
       m.sp = v.specials;
       m.srcIndex = new Map(v.src_itos.map(function (t, i) { return [t, i]; }));
+      m.tgtIndex = new Map(v.tgt_itos.map(function (t, i) { return [t, i]; }));
       m.never = new Set(v.never_generated);
       return m;
     });
@@ -270,20 +271,45 @@
   // Searches: lib.search.greedy and lib.search.beam_search (source_cap=True), one sentence
   // -------------------------------------------------------------------------------------------
 
-  /** Greedy (or forced) decoding -> {tokens, logps, states [(L, H)], weights [(S)] for the
-   * attention model}, encoder states too. */
-  async function decode(ids, forced) {
-    var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen);
+  /** The rank of token `tok` in row 0 of logp (1, V), among the tokens the model may write
+   * (lib.widgets.decode: 1 = the most likely). */
+  function rankOf(logp, tok) {
+    var x = logp[tok], rank = 1;
+    for (var v = 0; v < M.V; v++) if (!M.never.has(v) && logp[v] > x) rank++;
+    return rank;
+  }
+
+  /** Greedy or forced decoding -> {tokens, logps, states [(L, H)], weights [(S)] for the
+   * attention model, and with opts.topK each step's rank of the token written and its topK
+   * best {ids, lps}}, encoder states too. `forced` alone: those tokens and no more (the
+   * Playground's winner); with opts.prefix, those tokens first and then greedy, as
+   * lib.widgets.decode steps. opts.capped (default true) stops at lib.search's source cap, as
+   * translate() does; false stops only at <eos> or max_tgt_len, as the widgets' decode does. */
+  async function decode(ids, forced, opts) {
+    opts = opts || {};
+    var S = ids.length, maxLen = M.vocab.max_tgt_len;
+    var cap = opts.capped === false ? maxLen : sourceCap(S, maxLen);
+    var only = !!forced && !opts.prefix;
+    forced = forced || [];
+    if (!only && forced.length >= cap) {
+      throw new InputError("The forced prefix has " + forced.length + " tokens; the length cap " +
+        "max_len=" + cap + " leaves no step to continue. Shorten the prefix.");
+    }
     var enc = await encode(ids), s = start(enc, S);
     var state = s.state, prev = M.sp.sos;
-    var run = {tokens: [], logps: [], states: [], weights: M.attn ? [] : null, encoder: enc.states};
-    for (var t = 0; t < (forced ? forced.length : maxLen); t++) {
+    var run = {tokens: [], logps: [], states: [], weights: M.attn ? [] : null, encoder: enc.states,
+      ranks: [], tops: []};
+    for (var t = 0; t < (only ? forced.length : maxLen); t++) {
       var out = await step([prev], state, s);
-      var tok = forced ? forced[t] : topAllowed(out.logp, 0, 1).ids[0];
+      var tok = t < forced.length ? forced[t] : topAllowed(out.logp, 0, 1).ids[0];
       run.tokens.push(tok); run.logps.push(out.logp[tok]); run.states.push(out.state);
       if (M.attn) run.weights.push(out.weights);
+      if (opts.topK) {
+        run.tops.push(topAllowed(out.logp, 0, opts.topK));
+        run.ranks.push(rankOf(out.logp, tok));
+      }
       state = out.state; prev = tok;
-      if (!forced && (tok === M.sp.eos || cap <= t + 1)) break;
+      if (!only && (tok === M.sp.eos || cap <= t + 1)) break;
     }
     return run;
   }
@@ -294,11 +320,13 @@
 
   /** Beam search with lib's rules -> {tokens (with <eos>), raw, score, trace (a BeamTrace),
    * finished: every hypothesis the search finished, best first, {tokens, raw, score, id,
-   * weights [(S)] (the attention model's weights at each of its steps, else null)}}. */
-  async function beamSearch(ids, k, alpha, margin) {
+   * weights [(S)] (the attention model's weights at each of its steps, else null)}}.
+   * opts.capped: as decode's (false: lib's beam_search without source_cap, as the beam view). */
+  async function beamSearch(ids, k, alpha, margin, opts) {
     alpha = checkAlpha(alpha); margin = checkMargin(margin);
     if (!Number.isInteger(k) || k < 1) throw new InputError("beam_size must be an integer >= 1");
-    var S = ids.length, maxLen = M.vocab.max_tgt_len, cap = sourceCap(S, maxLen), itos = M.vocab.tgt_itos;
+    var S = ids.length, maxLen = M.vocab.max_tgt_len, itos = M.vocab.tgt_itos;
+    var cap = opts && opts.capped === false ? maxLen : sourceCap(S, maxLen);
     var enc = await encode(ids), s = start(enc, S), NEG = -Infinity;
     var state = s.state, prev = [M.sp.sos], finished = [];
     var alive = [0], seqs = [[]], aliveId = [0];  // per beam slot; empty slot: alive = -inf
@@ -389,6 +417,7 @@
   // -------------------------------------------------------------------------------------------
 
   var HEAT_UNITS = 48;  // rows of a heatmap (lib.widgets.hidden.UNITS): the most varying units
+  var ATTENTION_DIGITS = 4;  // significant digits of the weights (attention_view.DIGITS)
 
   function el(tag, attrs, parent) {
     var e = document.createElement(tag);
@@ -399,9 +428,9 @@
     return e;
   }
 
-  /** lib.widgets.hidden.pick_units: for cols (T arrays of H values), the HEAT_UNITS units
-   * that vary most over time, sorted by their last value. */
-  function pickUnits(cols) {
+  /** lib.widgets.hidden.pick_units: for cols (T arrays of H values), the `units` (default
+   * HEAT_UNITS) that vary most over time, sorted by their last value. */
+  function pickUnits(cols, units) {
     var H = cols[0].length, T = cols.length, spread = [];
     for (var h = 0; h < H; h++) {
       var mean = 0, v = 0;
@@ -410,14 +439,14 @@
       spread.push(T > 1 ? v : Math.abs(cols[0][h]));
     }
     var rows = spread.map(function (s, i) { return i; })
-      .sort(function (a, b) { return spread[b] - spread[a]; }).slice(0, HEAT_UNITS);
+      .sort(function (a, b) { return spread[b] - spread[a]; }).slice(0, units || HEAT_UNITS);
     return rows.sort(function (a, b) { return cols[T - 1][b] - cols[T - 1][a]; });
   }
 
   /** lib.widgets.hidden.panel_data: the units shown and their values as int8 (v * 127),
    * time-major, in base64. */
-  function panelData(cols) {
-    var units = pickUnits(cols), bytes = new Int8Array(cols.length * units.length), s = "";
+  function panelData(cols, n) {
+    var units = pickUnits(cols, n), bytes = new Int8Array(cols.length * units.length), s = "";
     cols.forEach(function (c, t) {
       units.forEach(function (h, r) {
         bytes[t * units.length + r] = Math.round(Math.max(-1, Math.min(1, c[h])) * 127);
@@ -493,8 +522,12 @@
     return {xy: xy, explained: explained};
   }
 
-  /** HiddenView's data for a translation: every layer's states, encoder's then decoder's. */
-  function hiddenData(res) {
+  /** HiddenView's data for a translation: every layer's states, encoder's then decoder's.
+   * opts (a chapter's view, lib.widgets.hidden_state_explorer): units (rows per heatmap),
+   * mode and layer (the panel shown first), and map, the build's map of many sentences'
+   * contexts with its PCA, on which the sentence's own context is placed. */
+  function hiddenData(res, opts) {
+    opts = opts || {};
     var L = M.L, H = M.H, S = res.source.tokens.length, panels = {}, trajectories = [];
     for (var l = 0; l < L; l++) {
       var enc = [], dec = [];
@@ -502,16 +535,90 @@
         enc.push(res.run.encoder.subarray((l * S + s) * H, (l * S + s + 1) * H));
       }
       res.run.states.forEach(function (st) { dec.push(st.subarray(l * H, (l + 1) * H)); });
-      panels["enc" + (l + 1)] = panelData(enc);
-      panels["dec" + (l + 1)] = panelData(dec);
+      panels["enc" + (l + 1)] = panelData(enc, opts.units);
+      panels["dec" + (l + 1)] = panelData(dec, opts.units);
       trajectories.push(pca2(enc.concat(dec)));
     }
-    return {S: S, T: res.tokens.length, L: L, H: H, mode: "enc", layer: L, sentence: res.text,
+    return {S: S, T: res.tokens.length, L: L, H: H, mode: opts.mode || "enc",
+      layer: opts.layer || L, sentence: res.text,
       translation: res.translation, source: res.source.tokens, unknown: res.source.unknown,
       decoding: res.beam ? "beam search (k = " + res.beam.trace.beam_size + ")" : "greedy decoding",
       output: res.tokens.map(function (id) { return M.vocab.tgt_itos[id]; }),
       panels: panels, trajectories: trajectories, title: "Hidden states: " + res.text,
-      name: "seq2seq-playground-hidden"};
+      name: "seq2seq-playground-hidden", map: opts.map ? placeOnMap(opts.map, res) : null};
+  }
+
+  /** The build's map (lib.widgets.map_view.map_data, with its PCA) with the sentence of `res`
+   * placed on it instead of the build's: its final state of the map's layer, projected with
+   * the map's mean and components (lib.widgets.pca.PCA.project). */
+  function placeOnMap(map, res) {
+    var H = M.H, S = res.source.tokens.length, l = map.layer - 1;
+    var ctx = res.run.encoder.subarray((l * S + S - 1) * H, (l * S + S) * H);
+    var xy = map.pca.components.map(function (c) {
+      var x = 0;
+      for (var h = 0; h < H; h++) x += (ctx[h] - map.pca.mean[h]) * c[h];
+      return x;
+    });
+    return Object.assign({}, map, {marks: [{label: "«" + res.text + "»", xy: xy}]});
+  }
+
+  /** A chapter's hidden-state view of `text`: greedy decoding as lib.widgets.capture_hidden
+   * runs it (no source cap), drawn as hiddenData draws it. */
+  async function hiddenView(text, opts) {
+    var src = prepare(text), run = await decode(src.ids, null, {capped: false});
+    var tr = detokenize(words(run.tokens));
+    return hiddenData({text: text, source: src, run: run, tokens: run.tokens, translation: tr,
+      beam: null}, opts);
+  }
+
+  /** StepperView's data (lib.widgets.stepper.stepper_data of capture_steps): `prefix` (French
+   * text) forced, then greedy, each step's top_k tokens with their log P. */
+  async function stepperView(text, prefix, topK) {
+    var src = prepare(text), itos = M.vocab.tgt_itos, tgt = M.tgtIndex;
+    var words_ = tokenize(prefix || "");
+    var forced = words_.map(function (w) { return tgt.has(w) ? tgt.get(w) : M.sp.unk; });
+    var run = await decode(src.ids, forced, {prefix: true, capped: false, topK: topK});
+    var plain = forced.length ? await decode(src.ids, null, {capped: false}) : run;
+    var steps = run.tokens.map(function (tok, t) {
+      return {input: itos[t === 0 ? M.sp.sos : run.tokens[t - 1]], token: itos[tok],
+        forced: t < forced.length, logp: run.logps[t], rank: run.ranks[t],
+        top: run.tops[t].ids.map(function (id, j) { return [itos[id], run.tops[t].lps[j]]; }),
+        prev_forced: t > 0 && t - 1 < forced.length};
+    });
+    var T = steps.length, logProb = run.logps.reduce(function (a, b) { return a + b; }, 0);
+    return {sentence: text, T: T, start: Math.min(forced.length + 1, T), steps: steps,
+      translation: detokenize(words(run.tokens)),
+      prefix: detokenize(forced.map(function (id) { return itos[id]; })),
+      greedy: detokenize(words(plain.tokens)), log_prob: logProb,
+      prefix_unknown: words_.filter(function (w, i) { return forced[i] === M.sp.unk; }),
+      capped: !T || run.tokens[T - 1] !== M.sp.eos, title: "Decoder steps: " + text,
+      name: "seq2seq-stepper"};
+  }
+
+  /** BeamView's data (lib.widgets.beam.beam_data of capture_beam): beam search without the
+   * source cap, as beam_explorer runs it, and greedy's path beside it. */
+  async function beamView(text, k, alpha, margin) {
+    var src = prepare(text);
+    var beam = await beamSearch(src.ids, k, alpha, margin, {capped: false});
+    var greedy = await decode(src.ids, null, {capped: false});
+    var data = beamData({text: text, beam: beam, greedy: greedy,
+      translation: detokenize(words(beam.tokens))});
+    return Object.assign(data, {title: "Beam search: " + text, name: "seq2seq-beam"});
+  }
+
+  /** AttentionView's data (lib.widgets.attention_view.attention_data): greedy decoding with
+   * the source cap, as translate() runs it, each step's weights and the P of its token, to
+   * DIGITS significant digits as the build writes them. */
+  async function attentionView(text) {
+    if (!M.attn) throw new Error("the " + MODELS[M.name].label + " has no attention");
+    var src = prepare(text), run = await decode(src.ids, null), T = run.tokens.length;
+    var round = function (x) { return Number(x.toPrecision(ATTENTION_DIGITS)); };
+    return {sentence: text, translation: detokenize(words(run.tokens)), source: src.tokens,
+      unknown: src.unknown, output: run.tokens.map(function (id) { return M.vocab.tgt_itos[id]; }),
+      weights: run.weights.map(function (w) { return Array.from(w, round); }),
+      p: run.logps.map(function (lp) { return round(Math.exp(lp)); }), start: T,
+      capped: !T || run.tokens[T - 1] !== M.sp.eos, title: "Attention: " + text,
+      name: "seq2seq-attention"};
   }
 
   /** BeamView's data for a translation by beam search: its trace and greedy's path. */
@@ -729,11 +836,17 @@
     });
   }
 
-  var ready = load();
+  // The Playground page loads its model at once; a chapter page's live views (live.js) load
+  // one with `use` when the reader first types.
+  var root = document.getElementById("s2s-playground");
+  var ready = root ? load() : null;
   window.S2SPlayground = {ready: ready, model: M, models: MODELS, use: use,
     normalize: normalize, tokenize: tokenize,
     detokenize: detokenize, prepare: prepare, decode: decode, beamSearch: beamSearch,
-    translate: translate, words: words, hiddenData: hiddenData, beamData: beamData};
-  var root = document.getElementById("s2s-playground");
+    translate: translate, words: words, hiddenData: hiddenData, beamData: beamData,
+    hiddenView: hiddenView, stepperView: stepperView, beamView: beamView,
+    attentionView: attentionView, InputError: InputError, preload: function (name) {
+      return loadModel(name);
+    }};
   if (root) wire(root);
 }());
