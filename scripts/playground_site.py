@@ -15,8 +15,8 @@ beside it. This extension copies, at the end of every HTML build:
     _static/playground/ort/                                onnxruntime-web's wasm build (npm)
     _static/playground/model/                              `make playground`'s export for the
                                                            current key (lib/course/playground.py)
-    _static/playground/model/attention/                    the attention chapter's fine-tuned
-                                                           copy, exported beside it
+    _static/playground/model/attention/                    the attention chapter's
+                                                           attention model, exported beside it
 
 `make playground` runs before the chapters, so on a cold build the attention chapter trains its
 copy only after that export: at the end of the build this extension exports it then
@@ -156,3 +156,22 @@ def _copy_on_finish(app, exception) -> None:
 def setup(app) -> dict:
     app.connect("build-finished", _copy_on_finish)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def main(argv=None) -> None:
+    """Redo what the build does at its end in an already built site: the Playground's files
+    and live.js in the chapter pages, without executing the chapters again."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    args = parser.parse_args(argv)
+    model = model_dir()
+    playground.export_attention(model)
+    assemble(args.site / "_static", model)
+    for page in add_live_script(args.site):
+        print(f"live views: {page.relative_to(args.site)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -135,13 +135,12 @@ def test_the_pages_rules_are_the_codes():
 
 
 def test_attention_model_is_the_chapters():
-    """The Playground's attention model is the attention chapter's fine-tuned copy."""
-    from lib.experiments.long_inputs import FinetuneConfig
+    """The Playground's attention model is the attention chapter's (lib.pretrained's)."""
+    from lib.experiments import long_inputs
 
-    assert playground.ATTENTION == FinetuneConfig(attention=True)
+    assert playground.ATTENTION == long_inputs.MODELS["attention"]
     chapter = (ROOT / "book" / "attention.md").read_text(encoding="utf-8")
-    assert '"attention": long_inputs.FinetuneConfig(attention=True)' in chapter
-    assert 'attn_model = long_inputs.load_copy(ft_configs["attention"])' in chapter
+    assert "attn_model = lib.pretrained(attention=True)" in chapter
 
 
 def test_attention_export_refuses_a_model_without_attention(tmp_path):
@@ -307,7 +306,7 @@ def attention_dir(export_dir) -> Path:
 @pytest.fixture(scope="module")
 def attention_model(attention_dir):
     """The attention model with the page's int8-rounded weights (the checkpoint it was
-    exported from: the chapter's cached copy)."""
+    exported from: the chapter's cached model)."""
     from lib.course import checkpoint
     from lib.experiments import long_inputs
 
@@ -703,13 +702,24 @@ def test_bad_input_messages_match_lib(pg, page_model):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_other_pages_do_not_load_the_playground(site_dir):
+    """Another page refers to no file of the Playground but live.js, deferred, and only a page
+    with a view it makes live (the model loads when the reader types: tests/test_live_views.py)."""
     if not (site_dir / "book" / "playground.html").is_file():
         require(f"the built site {site_dir} has no Playground page: rebuild it (`make book`)")
     pages = [p for p in site_dir.rglob("*.html") if p.name != "playground.html"
              and "_static" not in p.parts]
     assert pages
-    heavy = [p for p in pages if "_static/playground" in p.read_text(encoding="utf-8")]
+    heavy, live = [], []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        tag = playground_site.live_script_tag(page, site_dir / "_static")
+        if tag in text:
+            live.append(page)
+            assert any(f'class="{view}"' in text for view in playground_site.LIVE_VIEWS), page
+        if "_static/playground" in text.replace(tag, ""):
+            heavy.append(page)
     assert not heavy, f"pages other than the Playground load its files: {heavy[:5]}"
+    assert site_dir / "book" / "encoder.html" in live
     assert (site_dir / "_static" / "playground" / "model" / "manifest.json").is_file()
 
 

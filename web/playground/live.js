@@ -119,6 +119,7 @@
       "data-ready": "1", "data-live": "reader"});
     view.root.replaceWith(fresh);
     view.root = fresh;
+    view.data = data;
     S2S.mount(fresh, KINDS[view.kind].names, data);
   }
 
