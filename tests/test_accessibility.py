@@ -88,28 +88,6 @@ def set_scheme(page, scheme: str) -> None:
 SCHEMES = ("light", "dark")
 
 
-@pytest.mark.parametrize("page_file", PAGES)
-def test_axe_finds_nothing_serious(browser, site_dir, site_url, axe_source, page_file):
-    """In the light and in the dark theme, one after the other on one load of the page (the
-    scheme is set after the page has settled either way; axe-core only reads the page)."""
-    page, context, _ = open_page(browser, site_url + f"{page_file}.html")
-    problems = {}
-    try:
-        settle(page)
-        for scheme in SCHEMES:
-            set_scheme(page, scheme)
-            problems[scheme] = axe_problems(page, axe_source)
-    finally:
-        context.close()
-    for scheme, found in problems.items():
-        print(f"axe-core, {page_file} ({scheme}): {len(found)} serious or critical")
-        for line in found:
-            print("  " + line)
-    assert not any(problems.values()), "\n".join(
-        f"{page_file} ({scheme}): {len(found)} serious or critical axe-core violations:\n  "
-        + "\n  ".join(found) for scheme, found in problems.items() if found)
-
-
 # What makes a page wider than the viewport: the elements whose removal narrows the page, the
 # innermost last (the last three are named in the message).
 OVERFLOWING_JS = """() => {
@@ -127,18 +105,41 @@ OVERFLOWING_JS = """() => {
 }"""
 
 
+def sideways_on_a_phone(page) -> tuple[int, list[str]]:
+    """How many pixels the page scrolls sideways at a phone's width, and what makes it wider."""
+    page.set_viewport_size(PHONE)
+    settle(page)
+    page.wait_for_timeout(200)
+    extra = page.evaluate("() => document.documentElement.scrollWidth"
+                          " - document.documentElement.clientWidth")
+    return extra, page.evaluate(OVERFLOWING_JS) if extra > 0 else []
+
+
 @pytest.mark.parametrize("page_file", PAGES)
-def test_no_page_scrolls_sideways_on_a_phone(browser, site_url, site_dir, page_file):
+def test_axe_finds_nothing_serious_and_no_page_scrolls_sideways_on_a_phone(
+        browser, site_dir, site_url, axe_source, page_file):
+    """In the light and in the dark theme, one after the other on one load of the page (the
+    scheme is set after the page has settled either way; axe-core only reads the page); then,
+    back in the light theme, the same page narrowed to a phone's width does not scroll
+    sideways."""
     page, context, _ = open_page(browser, site_url + f"{page_file}.html")
+    problems = {}
     try:
-        page.set_viewport_size(PHONE)
         settle(page)
-        page.wait_for_timeout(200)
-        extra = page.evaluate("() => document.documentElement.scrollWidth"
-                              " - document.documentElement.clientWidth")
-        culprits = page.evaluate(OVERFLOWING_JS) if extra > 0 else []
+        for scheme in SCHEMES:
+            set_scheme(page, scheme)
+            problems[scheme] = axe_problems(page, axe_source)
+        set_scheme(page, "light")
+        extra, culprits = sideways_on_a_phone(page)
     finally:
         context.close()
+    for scheme, found in problems.items():
+        print(f"axe-core, {page_file} ({scheme}): {len(found)} serious or critical")
+        for line in found:
+            print("  " + line)
+    assert not any(problems.values()), "\n".join(
+        f"{page_file} ({scheme}): {len(found)} serious or critical axe-core violations:\n  "
+        + "\n  ".join(found) for scheme, found in problems.items() if found)
     assert extra <= 0, f"{page_file} scrolls {extra} px sideways at 390 px: {culprits}"
 
 

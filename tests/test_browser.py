@@ -4,8 +4,8 @@ Every page of `_toc.yml` is opened from a server on 127.0.0.1 with every other a
 as a reader without internet would see it. For each page: no console errors, no request leaves
 127.0.0.1, no local request fails, math is typeset by the site's own MathJax without a single
 MathJax error and with no display equation wider than the text column, every link into the site
-resolves (and its #anchor exists), and a chapter notebook carries its Colab link. Screenshots go
-to `_build/screenshots/`.
+resolves (and its #anchor exists), and a chapter notebook carries its Colab link and ends with a
+link to discuss it. Screenshots go to `_build/screenshots/`.
 
 Needs the built site (`make test` builds it first) and a Chromium-family browser: $CHROMIUM,
 else Google Chrome, else Debian's chromium (`make test` installs it when none is there). Never
@@ -172,12 +172,45 @@ def math_problems(page) -> list[str]:
     return page.evaluate(MATH_PROBLEMS_JS)
 
 
+DISCUSS = "Open an issue about this page on GitHub"
+
+
+def discussion_link(page) -> tuple[int, bool, str | None, str]:
+    """(how many links named DISCUSS the article has, whether the first is visible, its href,
+    the page's heading without its permalink)."""
+    link = page.locator("article.bd-article").get_by_role("link", name=DISCUSS, exact=True)
+    count = link.count()
+    heading = page.locator("article.bd-article h1").first.evaluate(
+        "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains("
+        "'headerlink'))).map(n => n.textContent).join('').trim()")
+    if not count:
+        return 0, False, None, heading
+    return count, link.first.is_visible(), link.first.get_attribute("href"), heading
+
+
+def check_discussion_link(page_file: str, found: tuple[int, bool, str | None, str]) -> None:
+    """A chapter ends with a named link that opens a new issue of the repository of
+    _config.yml, its title naming the chapter (scripts/course_site.py adds it)."""
+    count, visible, href, heading = found
+    assert count == 1, f"{page_file}: no link to discuss the page"
+    assert visible, f"{page_file}: the discussion link is hidden"
+    url, _ = colab_setup.load_repository()
+    parts = urllib.parse.urlsplit(href)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{url}/issues/new", href
+    title = urllib.parse.parse_qs(parts.query)["title"]
+    assert title == [f"{page_file}: {heading}"], f"{page_file}: issue title {title}"
+
+
 @pytest.mark.parametrize("page_file", PAGES)
 def test_page(browser, site_dir, site_url, page_file):
+    """Everything above on one load of the page; a chapter's discussion link too."""
     html_path = site_dir / f"{page_file}.html"
     assert html_path.is_file(), f"{page_file} is in _toc.yml but was not built"
+    chapter = toc.is_notebook(toc.source(page_file))
     page, context, problems = open_page(browser, site_url + f"{page_file}.html")
     try:
+        # before anything opens a closed <details>: the link as the page first shows it
+        discussion = discussion_link(page) if chapter else None
         # Math: every math node typeset by MathJax once its startup promise resolves.
         n_math = page.locator(".math").count()
         if n_math:
@@ -220,36 +253,14 @@ def test_page(browser, site_dir, site_url, page_file):
             broken.append(f"{href}: no element with id {fragment!r}")
     assert not broken, f"broken links on {page_file}: {broken}"
 
-    # A chapter (a MyST notebook) links to its reader notebook in Colab; intro.md, a plain
-    # page, does not need to.
-    if toc.is_notebook(toc.source(page_file)):
+    # A chapter (a MyST notebook) links to its reader notebook in Colab and ends with a link to
+    # discuss it; intro.md, a plain page, needs neither.
+    if chapter:
         expected = colab_setup.colab_url(page_file)
         assert COLAB_PATTERN.match(expected), expected
         colab_links = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
         assert expected in colab_links, f"{page_file}: no Colab link {expected} in {colab_links}"
-
-
-@pytest.mark.parametrize("page_file", toc.notebooks())
-def test_chapter_ends_with_a_link_to_discuss_it(browser, site_dir, site_url, page_file):
-    """Every chapter ends with a named link that opens a new issue of the repository of
-    _config.yml, its title naming the chapter (scripts/course_site.py adds it)."""
-    page, context, _ = open_page(browser, site_url + f"{page_file}.html")
-    try:
-        link = page.locator("article.bd-article").get_by_role(
-            "link", name="Open an issue about this page on GitHub", exact=True)
-        assert link.count() == 1, f"{page_file}: no link to discuss the page"
-        assert link.is_visible(), f"{page_file}: the discussion link is hidden"
-        href = link.get_attribute("href")
-        heading = page.locator("article.bd-article h1").first.evaluate(
-            "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains("
-            "'headerlink'))).map(n => n.textContent).join('').trim()")
-    finally:
-        context.close()
-    url, _ = colab_setup.load_repository()
-    parts = urllib.parse.urlsplit(href)
-    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{url}/issues/new", href
-    title = urllib.parse.parse_qs(parts.query)["title"]
-    assert title == [f"{page_file}: {heading}"], f"{page_file}: issue title {title}"
+        check_discussion_link(page_file, discussion)
 
 
 def test_intro_has_math(site_dir):

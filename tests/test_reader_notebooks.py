@@ -575,12 +575,12 @@ def test_figures_are_in_the_notebook_not_on_the_website(built, site_dir):
             assert len(set(image.resize((64, 32)).getdata())) > 8, f"{page}: a blank figure"
 
 
-def test_cli_writes_one_flat_notebook_per_chapter(built, site_dir, tmp_path):
+def test_cli_writes_one_flat_notebook_per_chapter(reader_texts, site_dir, tmp_path):
     (tmp_path / "stale.ipynb").write_text("{}")
     assert reader_notebooks.main(["--out", str(tmp_path), "--build", str(site_dir.parent)]) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(f"{page.split('/')[-1]}.ipynb" for page in toc.notebooks())
-    texts = rn.render_all(built[0])
+    _, texts = reader_texts  # render_all of the same build, in this process
     for page, text in texts.items():
         assert (tmp_path / f"{page.split('/')[-1]}.ipynb").read_text(encoding="utf-8") == text
 
@@ -594,10 +594,10 @@ def test_cli_without_a_build_says_so(tmp_path):
     assert "objects.inv is missing: build the website first" in result.stderr
 
 
-def test_website_buttons_open_and_download_the_reader_notebook(built, site_dir):
+def test_website_buttons_open_and_download_the_reader_notebook(reader_texts, site_dir):
     """The Colab entry of every chapter page opens its reader notebook on the notebooks branch,
     and the page's .ipynb download is that same notebook."""
-    texts = rn.render_all(built[0])
+    _, texts = reader_texts
     for page, text in texts.items():
         page_html = (site_dir / f"{page}.html").read_text(encoding="utf-8")
         colab = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', page_html)
