@@ -69,6 +69,25 @@ def shortlist_ids(targets: torch.Tensor, shortlist: int, pad: int = PAD) -> torc
     return torch.unique(torch.cat([common, words]))  # sorted, no repeats
 
 
+def shortlist_columns(targets: torch.Tensor, vocab_size: int, shortlist: int,
+                      samples: int = 0, generator: torch.Generator | None = None,
+                      pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """The words a training step's shortlist softmax scores, as `shortlist_cross_entropy` picks
+    them: `listed` (C,), the `shortlist_ids`; `drawn` (K,), up to `samples` of the rarer words
+    drawn at random (uniformly, without replacement) that are not listed already; and `offset`,
+    log(n_rare / k), which is added to each drawn word's logit (0.0 when nothing is drawn)."""
+    shortlist = min(shortlist, vocab_size)
+    listed = shortlist_ids(targets, shortlist, pad)  # (C,)
+    n_rare = vocab_size - shortlist
+    if not (samples and n_rare):
+        return listed, listed.new_empty(0), 0.0
+    k = min(samples, n_rare)
+    drawn = torch.randperm(n_rare, generator=generator)[:k].to(listed.device) + shortlist
+    drawn = drawn[~torch.isin(drawn, listed)]  # (K,) the batch's targets are listed already
+    # each rare word is drawn with probability k / n_rare: weight it by the inverse
+    return listed, drawn, math.log(n_rare / k)
+
+
 def shortlist_cross_entropy(head: PredictionHead, states: torch.Tensor, targets: torch.Tensor,
                             shortlist: int, pad: int = PAD, label_smoothing: float = 0.0,
                             samples: int = 0, generator: torch.Generator | None = None
@@ -100,19 +119,14 @@ def shortlist_cross_entropy(head: PredictionHead, states: torch.Tensor, targets:
     if not 0.0 <= label_smoothing < 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
     weight, bias = head.proj.weight, head.proj.bias  # (V, H), (V,)
-    V = weight.size(0)
-    shortlist = min(shortlist, V)
     real = targets != pad  # (B, T)
-    words = shortlist_ids(targets, shortlist, pad)  # (C,)
+    # (C,) listed words, (K,) drawn ones
+    words, drawn, offset = shortlist_columns(targets, weight.size(0), shortlist, samples,
+                                             generator, pad)
     h = states[real]  # (N, H): real positions only
     column = torch.searchsorted(words, targets[real])  # (N,) each target's place in `words`
     logits = F.linear(h, weight[words], bias[words])  # (N, C)
-    n_rare = V - shortlist
-    if samples and n_rare:
-        k = min(samples, n_rare)
-        drawn = torch.randperm(n_rare, generator=generator)[:k].to(words.device) + shortlist
-        drawn = drawn[~torch.isin(drawn, words)]  # (K,) the batch's targets are listed already
-        # each rare word is drawn with probability k / n_rare: weight it by the inverse
-        extra = F.linear(h, weight[drawn], bias[drawn]) + math.log(n_rare / k)  # (N, K)
+    if drawn.numel():
+        extra = F.linear(h, weight[drawn], bias[drawn]) + offset  # (N, K)
         logits = torch.cat([logits, extra], dim=1)  # (N, C + K)
     return F.cross_entropy(logits, column, label_smoothing=label_smoothing)

@@ -14,6 +14,8 @@ from lib.checks import head as checks
 from lib.checks.models import shared_vocab_model
 from lib.data import EOS, PAD, SOS
 from lib.head import shortlist_ids
+from lib.search import greedy, log_probs
+from lib.search import sequence_log_prob as search_log_prob
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest
 
@@ -154,7 +156,6 @@ def test_sequence_log_prob_accepts_the_reference():
 def test_sequence_log_prob_accepts_the_reference_on_a_model_with_prepare():
     model = shared_vocab_model(8)  # its vocabulary: w0 w1 ...; prepare() and greedy() work on it
     src, n = model.prepare(["w0 w1 w2", "w3"])
-    from lib.search import greedy
     tgt = greedy(model, src, n, max_len=6)
     assert checks._seq_case(sequence_log_prob, model, src, n, tgt, "x")
 
@@ -178,6 +179,35 @@ def test_sequence_log_prob_rejects_typical_mistakes(wrong, words):
     result = checks.check_sequence_log_prob(wrong)
     assert result.done and not result.ok
     assert words in str(result), result
+
+
+def scorer(model, src, src_lengths, tgt):
+    """The chapter's buggy scorer (book/prediction_head.md): it feeds its own argmax."""
+    _, state, context = model.encode(src, src_lengths)
+    total = torch.zeros(tgt.size(0), device=tgt.device)
+    live = torch.ones_like(total, dtype=torch.bool)
+    prev = torch.full_like(tgt[:, 0], SOS)
+    for t in range(tgt.size(1)):
+        logits, state = model.decoder.step(prev, state, context)
+        logp = log_probs(logits)
+        lp = logp.gather(1, tgt[:, t:t + 1]).squeeze(1)
+        total += torch.where(live, lp, torch.zeros_like(lp))
+        live &= tgt[:, t] != EOS
+        prev = logp.argmax(-1)
+    return total
+
+
+def test_the_chapters_buggy_scorer_is_right_on_greedy_outputs_only():
+    model = shared_vocab_model(8)
+    src, n = model.prepare(["w0 w1 w2", "w3", "w4 w5 w6 w7"])
+    with torch.no_grad():
+        own = greedy(model, src, n, max_len=6)
+        assert torch.allclose(scorer(model, src, n, own), search_log_prob(model, src, n, own),
+                              atol=1e-5)
+    assert checks._seq_case(scorer, model, src, n, own, "greedy's outputs")
+    result = checks.check_sequence_log_prob(scorer)
+    assert result.done and not result.ok
+    assert "own prediction" in str(result) and "teacher forcing" in str(result), result
 
 
 def test_sequence_log_prob_skeleton_is_not_done():

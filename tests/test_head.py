@@ -9,7 +9,13 @@ import pytest
 import torch
 
 from lib.data import PAD
-from lib.head import PredictionHead, masked_cross_entropy, shortlist_cross_entropy, shortlist_ids
+from lib.head import (
+    PredictionHead,
+    masked_cross_entropy,
+    shortlist_columns,
+    shortlist_cross_entropy,
+    shortlist_ids,
+)
 
 # One sentence of 3 real tokens and one of 1, padded to T = 3, over a vocabulary of 5.
 # Real positions carry logits log([1, 2, 3, 4, 10]) so that P = [1, 2, 3, 4, 10] / 20 exactly.
@@ -267,6 +273,17 @@ def test_sampled_rare_words_enter_the_softmax_with_the_inverse_probability():
     got = shortlist_cross_entropy(head, states, targets, 3, samples=2,
                                   generator=torch.Generator().manual_seed(5))
     assert got.item() == pytest.approx(expected, rel=1e-12)
+
+
+def test_shortlist_columns_are_the_words_the_loss_scores():
+    _, _, targets = _shortlist_case()
+    listed, drawn, offset = shortlist_columns(targets, 9, 3, samples=2,
+                                              generator=torch.Generator().manual_seed(5))
+    assert listed.tolist() == [0, 1, 2, 3, 5, 7] and drawn.tolist() == [8]  # as above
+    assert offset == pytest.approx(math.log(6 / 2))
+    listed, drawn, offset = shortlist_columns(targets, 9, 3)  # nothing drawn
+    assert listed.tolist() == [0, 1, 2, 3, 5, 7] and drawn.numel() == 0 and offset == 0.0
+    assert shortlist_columns(targets, 9, 50, samples=4)[1].numel() == 0  # no rare words
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True])

@@ -24,9 +24,9 @@ import torch.nn.functional as F
 
 from lib.checks.harness import CheckResult, Mismatch, call, expect_close, expect_shape, run_checks
 from lib.checks.models import shared_vocab_model
-from lib.data import EOS, PAD, SOS, SPECIALS
+from lib.data import EOS, PAD, SOS, SPECIALS, tokenize
 from lib.head import masked_cross_entropy, shortlist_ids
-from lib.search import greedy, sequence_log_prob
+from lib.search import greedy, log_probs, sequence_log_prob
 
 # ---------------------------------------------------------------------------------------------
 # log_softmax(logits (..., V)) -> log-probabilities (..., V)
@@ -313,7 +313,12 @@ def _wrong_log_prob(model, src, src_lengths, tgt, mistake: str) -> torch.Tensor:
         counts = torch.ones_like(live) if mistake == "count pad" else live & (tok != PAD)
         total += torch.where(counts, lp, torch.zeros_like(lp))
         live &= tok != EOS
-        prev = logits.argmax(-1) if mistake == "own prediction" else tok
+        if mistake == "own prediction":  # greedy's choice, <pad> and <sos> forbidden
+            prev = log_probs(logits).argmax(-1)
+        elif mistake == "own prediction, raw":  # the same from the raw logits
+            prev = logits.argmax(-1)
+        else:
+            prev = tok
     return total.cpu()
 
 
@@ -339,12 +344,14 @@ def _seq_case(fn, model, src, src_lengths, tgt, label: str) -> str:
             raise Mismatch(f"{label}: you returned -log P; log P(y | x) is <= 0")
         raise Mismatch(f"{label}: log-probabilities are <= 0, yours are positive: forgot the "
                        f"log? (sum log P(y_t | ...), do not multiply or add probabilities)")
+    own = ("you fed the model's own prediction (its argmax) as the next input, which is "
+           "right only where the output is the one greedy decoding writes; to score a given "
+           "output, feed its own previous token y_{t-1} (teacher forcing)")
     for mistake, why in (
             ("count pad", "you counted the <pad> positions after <eos>: only the tokens up to "
                           "and including the first <eos> belong to the output"),
-            ("own prediction", "you fed the model's own prediction (its argmax) as the next "
-                               "input; to score a given output, feed its own previous token "
-                               "y_{t-1} (teacher forcing)"),
+            ("own prediction", own),
+            ("own prediction, raw", own),
             ("shifted", "off by one: step t must read the previous token y_{t-1} (<sos> at "
                         "step 1) and score y_t; you fed y_t itself")):
         wrong = _wrong_log_prob(model, src, src_lengths, tgt, mistake)
@@ -370,11 +377,18 @@ def check_sequence_log_prob(fn, model=None) -> CheckResult:
     tgt = _targets([[5, 6, EOS], [7, EOS], [4, 8, 9, 10, EOS]])
     checks = [lambda: _seq_case(fn, tiny, src, lengths, tgt, "tiny model, 3 outputs")]
     if model is not None:
-        def course():
-            s, n = model.prepare(["I am cold.", "Where is the station?"])
+        s, n = model.prepare(["I am cold.", "Where is the station?"])
+
+        def own():
             out = greedy(model, s, n)  # (2, T): tokens, <eos>, <pad>
             return _seq_case(fn, model, s, n, out, "course model, its own greedy outputs")
-        checks.append(course)
+
+        def given():
+            ids = [model.tgt_vocab.encode(tokenize(fr)) + [EOS]
+                   for fr in ("J'ai très froid.", "Où se trouve la gare ?")]
+            return _seq_case(fn, model, s, n, _targets(ids).to(s.device),
+                             "course model, outputs greedy does not write")
+        checks += [own, given]
     return run_checks("sequence_log_prob", *checks)
 
 
