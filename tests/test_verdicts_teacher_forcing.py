@@ -171,3 +171,22 @@ def test_loss_vs_exact_agree_and_disagree():
                     "sequences")
     with pytest.raises(ValueError, match="same runs"):
         v.loss_vs_exact(free, {"1.0": 0.5})
+
+
+@pytest.mark.parametrize("last, words", [
+    ((0.9, 0.8), "all 2 runs scored their best at the last checkpoint, step 300: none had "
+                 "stopped improving, so this ranks the runs at this budget only"),
+    ((0.9, 0.5), "1 of the 2 runs scored their best at the last checkpoint, step 300: they had "
+                 "not stopped improving"),
+    ((0.6, 0.5), "no run scored its best at the last checkpoint, step 300"),
+    ((0.7, 0.6), "no run scored its best"),  # equal to an earlier best is not higher
+])
+def test_still_rising_reads_the_curves(last, words):
+    curves = {"a": [(100, 0.3), (200, 0.7), (300, last[0])],
+              "b": [(100, 0.2), (200, 0.6), (300, last[1])]}
+    assert words in v.still_rising(curves)
+
+
+def test_still_rising_needs_two_checkpoints():
+    with pytest.raises(ValueError):
+        v.still_rising({"a": [(100, 0.3)], "b": [(100, 0.2)]})

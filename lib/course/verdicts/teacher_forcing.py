@@ -225,3 +225,22 @@ def loss_vs_exact(free: dict[str, float], exact: dict[str, float]) -> str:
     return (f"here {low} has the lowest free-running loss, yet {' and '.join(best)} {verb} "
             f"more sequences exactly: the loss rewards every right digit, exact match only "
             f"wholly right sequences")
+
+
+def still_rising(curves: dict[str, Sequence[tuple[int, float]]]) -> str:
+    """curves: run name -> [(step, score)], higher is better. How many runs score higher at the
+    last checkpoint than at every earlier one, i.e. had not stopped improving when the budget
+    ended, and what the ranking can then claim."""
+    steps = _steps_of(curves)
+    if len(steps) < 2:
+        raise ValueError("need at least two checkpoints")
+    rising = sum(c[-1][1] > max(x for _, x in c[:-1]) for c in curves.values())
+    n, last = len(curves), steps[-1]
+    if rising == 0:
+        return (f"no run scored its best at the last checkpoint, step {last}: their shares had "
+                f"stopped rising before the end of this budget")
+    if rising == n:
+        return (f"all {n} runs scored their best at the last checkpoint, step {last}: none had "
+                f"stopped improving, so this ranks the runs at this budget only")
+    return (f"{rising} of the {n} runs scored their best at the last checkpoint, step {last}: "
+            f"they had not stopped improving, so this ranks the runs at this budget only")
