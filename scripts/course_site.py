@@ -11,6 +11,8 @@
   one that runs in Colab and Jupyter, not a MyST one.
 - Every page of `_toc.yml` but the bibliography ends with a line inviting questions and
   corrections: a link to a new issue of the repository, its title naming the page.
+- Each page numbers its own exercises from 1 (sphinx-exercise numbers them like figures, and
+  in a toctree without section numbers Sphinx counts figures across the whole book).
 - Repeated <script> tags are dropped: Sphinx 7.4 registers an inline script that an extension
   adds after the builder started (sphinx-thebe's `const THEBE_JS_URL = ...`) twice, once as
   filename None and once as "", so every page declared the same `const` twice and the browser
@@ -125,7 +127,29 @@ def _unique_scripts(app: Sphinx, pagename, templatename, context, doctree) -> No
     scripts[:] = unique
 
 
+def exercises_per_page(toc_fignumbers: dict) -> list[str]:
+    """Renumber each page's exercises 1, 2, ... in their order on the page, in place, in
+    Sphinx's {page: {figtype: {node id: number}}}; returns the pages whose numbers changed."""
+    changed = []
+    for page, numbers in toc_fignumbers.items():
+        exercises = numbers.get("exercise")
+        if not exercises:
+            continue
+        in_order = sorted(exercises, key=exercises.get)  # the book-wide numbers keep page order
+        own = {node_id: (i,) for i, node_id in enumerate(in_order, start=1)}
+        if own != exercises:
+            numbers["exercise"] = own
+            changed.append(page)
+    return changed
+
+
+def _exercises_per_page(app: Sphinx, env) -> list[str]:
+    return exercises_per_page(env.toc_fignumbers)
+
+
 def setup(app: Sphinx) -> dict:
+    # After Sphinx's own figure numbering (the toctree collector, priority 500).
+    app.connect("env-get-updated", _exercises_per_page, priority=900)
     app.connect("config-inited", _add_substitutions)
     # Late priority: after sphinx-book-theme (501) built the header buttons and every extension
     # added its page scripts.

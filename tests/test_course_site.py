@@ -95,3 +95,16 @@ def test_every_chapter_page_gets_the_line_and_the_references_page_does_not():
     assert "book/references" in toc.pages()
     assert _links(_render("book/references", titles)) == []
     assert _links(_render("genindex", titles)) == []  # no page of _toc.yml
+
+
+def test_each_page_numbers_its_own_exercises_from_one():
+    # Sphinx's book-wide numbers, as sphinx-exercise gets them: 1-2 on one page, 3-5 on the next
+    numbers = {"book/a": {"exercise": {"a-ex-2": (2,), "a-ex-1": (1,)}, "figure": {"f": (1,)}},
+               "book/b": {"exercise": {"b-x": (4,), "b-y": (3,), "b-z": (5,)}},
+               "book/c": {"figure": {"g": (2,)}}}
+    assert course_site.exercises_per_page(numbers) == ["book/b"]
+    assert numbers["book/a"]["exercise"] == {"a-ex-1": (1,), "a-ex-2": (2,)}
+    assert numbers["book/b"]["exercise"] == {"b-y": (1,), "b-x": (2,), "b-z": (3,)}
+    assert numbers["book/a"]["figure"] == {"f": (1,)}  # figures keep their numbers
+    assert numbers["book/c"] == {"figure": {"g": (2,)}}
+    assert course_site.exercises_per_page(numbers) == []  # already per page: nothing changes
