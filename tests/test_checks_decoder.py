@@ -310,46 +310,30 @@ def test_inputs_changed_in_place_are_named():
     assert_rejects(checks.check_decode_mixed(pops_other), "`other_ids` in place")
 
 
-# --- state_drift --------------------------------------------------------------------------------
+# --- the chapter's forgetful loop -----------------------------------------------------------
 
 
-def _drift(model, src_ids, max_len, before=False, layer=-1, cosine=True, extra=False):
+def forgetful(model, src_ids, max_len):
+    """book/decoder.md's buggy loop: the state that step returns is never passed on."""
     src = torch.tensor([src_ids], device=model.device)
-    with torch.no_grad():
-        _, state, c = model.encode(src, torch.tensor([len(src_ids)]))
-        prev, out = torch.tensor([SOS], device=model.device), []
-        for _ in range(max_len):
-            logits, new = model.decoder.step(prev, state, c)
-            s = (state if before else new)[layer, 0]
-            out.append(float(torch.nn.functional.cosine_similarity(s, c[0], dim=0)) if cosine
-                       else float(s @ c[0]))
-            tok = int(log_probs(logits).argmax(-1))
-            if tok == EOS and not extra:
-                break
-            state, prev = new, torch.tensor([tok], device=model.device)
+    _, state, context = model.encode(src, torch.tensor([len(src_ids)]))
+    prev = torch.tensor([SOS], device=model.device)
+    out = []
+    for _ in range(max_len):
+        logits, new_state = model.decoder.step(prev, state, context)
+        token = int(log_probs(logits).argmax(-1))
+        out.append(token)
+        if token == EOS:
+            break
+        prev = torch.tensor([token], device=model.device)
     return out
 
 
-def test_state_drift_by_hand_and_reference():
-    model = shared_vocab_model(3)
-    values = checks.drift_reference(model, [4, 7, 9, 5], 10)
-    assert values == pytest.approx(_drift(model, [4, 7, 9, 5], 10), abs=1e-6)
-    assert all(-1 <= v <= 1 for v in values)
-    # before any step the top layer is c itself: the "before step" mistake starts at cosine 1
-    assert checks.drift_reference(model, [4, 7, 9, 5], 10, "before step")[0] == \
-        pytest.approx(1.0, abs=1e-6)
-    r = checks.check_state_drift(_drift)
-    assert r.ok, str(r)
-    assert not checks.check_state_drift(skeleton).done
-
-
-def test_state_drift_names_the_mistakes():
-    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, before=True)),
-                   "one step late")
-    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, layer=0)),
-                   "first layer's state")
-    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, cosine=False)),
-                   "dot product")
-    assert_rejects(checks.check_state_drift(lambda m, s, n: _drift(m, s, n, extra=True)),
-                   "one cosine per step")
-    assert_rejects(checks.check_state_drift(lambda m, s, n: "0.5"), "list of floats")
+def test_the_forgetful_loop_starts_like_greedy_and_is_named():
+    model = shared_vocab_model(5)
+    with torch.no_grad():
+        pairs = [(forgetful(model, ids, 10), greedy_decode(model, ids, 10))
+                 for ids in ([4, 7, 9, 5], [6, 11], [9, 9, 4])]
+    assert all(lost[0] == right[0] for lost, right in pairs)  # step 1 is the same
+    assert any(lost != right for lost, right in pairs)
+    assert_rejects(checks.check_greedy_decode(forgetful), "initial state; pass the state")

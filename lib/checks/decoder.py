@@ -4,7 +4,6 @@
     check_decode_mixed(decode_mixed)      start from one sentence, feed another's context
     check_greedy_unsure(greedy_unsure)    the loop, with probabilities and a min_prob stop
     check_greedy_decode(greedy_decode)    the plain autoregressive loop, against lib.search.greedy
-    check_state_drift(state_drift)        cos(s_t^L, c) at every greedy step
     check_bridge(make_bridge)             a trainable map from the encoder's final states to
                                           the decoder's initial states, for any two depths
 
@@ -461,83 +460,3 @@ def check_greedy_decode(fn, model=None) -> CheckResult:
             checks.append(lambda ids=ids, s=sentence: _greedy_case(
                 fn, model, ids, model.config.max_tgt_len, f"course model, «{s}»"))
     return run_checks("greedy_decode", *checks)
-
-
-# ---------------------------------------------------------------------------------------------
-# state_drift(model, src_ids, max_len) -> [cos(s_t^L, c) for each greedy step t]
-# ---------------------------------------------------------------------------------------------
-
-
-@torch.no_grad()
-def drift_reference(model, src_ids: list[int], max_len: int, mistake: str = "") -> list[float]:
-    """Cosine between the top layer's state after each greedy step and c = h_S^L.
-
-    `mistake`: "first layer" (layer 1's state), "before step" (the state the step started
-    from), "dot" (the dot product, not the cosine)."""
-    src = torch.tensor([src_ids], device=model.device)  # (1, S)
-    _, state, context = model.encode(src, torch.tensor([len(src_ids)]))  # (L, 1, H), (1, H)
-    prev = torch.tensor([SOS], device=model.device)  # (1,)
-    layer = 0 if mistake == "first layer" else -1
-    out = []
-    for _ in range(max_len):
-        logits, new_state = model.decoder.step(prev, state, context)  # (1, V), (L, 1, H)
-        s = (state if mistake == "before step" else new_state)[layer, 0]  # (H,)
-        dot = float(s @ context[0])
-        out.append(dot if mistake == "dot" else dot / float(s.norm() * context[0].norm()))
-        tok = int(log_probs(logits).argmax(-1))
-        if tok == EOS:
-            break
-        state, prev = new_state, torch.tensor([tok], device=model.device)
-    return out
-
-
-_DRIFT_MISTAKES = (
-    ("before step", "your values are one step late: the first one is the state the step started "
-                    "from (s_0, whose top layer is c itself, so cosine 1); take the state each "
-                    "step returns"),
-    ("first layer", "you used the first layer's state; compare the top layer's, s_t^L = "
-                    "state[-1], with c = h_S^L"),
-    ("dot", "you computed the dot product; the cosine divides it by both norms, so that only "
-            "the direction counts"),
-)
-
-
-def _drift_case(fn, model, sentence_or_ids, max_len: int, label: str) -> str:
-    src_ids = _ids(model, sentence_or_ids)
-    expected = drift_reference(model, src_ids, max_len)
-    with torch.no_grad():
-        got = call(fn, model, list(src_ids), max_len, names=("model", "src_ids", "max_len"),
-                   hint=DECODING_HINT, where=label)
-    if torch.is_tensor(got):
-        got = got.flatten().tolist()
-    if not isinstance(got, (list, tuple)) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in got):
-        raise Mismatch("return the cosines as a list of floats, one per decoder step")
-    got = [float(x) for x in got]
-    if len(got) != len(expected):
-        raise Mismatch(f"{label}: you returned {len(got)} values; greedy decoding takes "
-                       f"{len(expected)} steps here (<eos> included, or the cap max_len="
-                       f"{max_len}), one cosine per step")
-    def close(values) -> bool:
-        return all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, values))
-
-    if not close(expected):
-        for mistake, why in _DRIFT_MISTAKES:
-            if close(drift_reference(model, src_ids, max_len, mistake)):
-                raise Mismatch(f"{label}: {why}")
-        expect_close(f"{label}: the cosines", got, expected, atol=1e-4)
-    return (f"{label}: {len(got)} steps, cosine from {expected[0]:.2f} at step 1 to "
-            f"{expected[-1]:.2f} at step {len(expected)}")
-
-
-def check_state_drift(fn, model=None) -> CheckResult:
-    """fn(model, src_ids, max_len) -> cosines between s_t^L and c, one per greedy step: on two
-    small seeded models (one with feed_context=False) and, if given, on the course model."""
-    checks = [lambda: _drift_case(fn, shared_vocab_model(3), [4, 7, 9, 5], 10, "tiny model"),
-              lambda: _drift_case(fn, shared_vocab_model(4, feed_context=False), [9, 9, 4, 6],
-                                  6, "tiny model without the fed context")]
-    if model is not None:
-        checks.append(lambda: _drift_case(fn, model, "Where is the station?",
-                                          model.config.max_tgt_len,
-                                          "course model, «Where is the station?»"))
-    return run_checks("state_drift", *checks)

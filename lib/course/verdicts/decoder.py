@@ -134,17 +134,3 @@ def context_swap_verdict(routes: Sequence[str], changed: int) -> str:
                 "sentences: this model mixes both routes")
     return ("the two directions disagree, so neither route decides the output on its own "
             "for this model")
-
-
-def drift_conclusion(routes: Sequence[str]) -> str:
-    """What the drift exercise may conclude about the fed context, given the swap experiment."""
-    routes = set(routes)
-    caveat = ("; that is two sentences' argmax outputs, given contexts never met in training, "
-              "and the fed context may still move the probabilities")
-    if routes == {"the context"}:
-        return "and in the swap experiment above the output follows the fed context" + caveat
-    if routes == {"the initial states"}:
-        return ("but in the swap experiment above the output follows the initial states more "
-                "than the fed context" + caveat)
-    return ("and in the swap experiment above neither route decides the output on its own"
-            + caveat)
