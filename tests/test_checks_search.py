@@ -61,29 +61,11 @@ def greedy_feeds_sos(model, src, src_lengths, max_len):
     return out
 
 
-def beam_step_ok(scores, logp, k):
-    V = logp.size(1)
-    best, flat = (scores.unsqueeze(1) + logp).reshape(-1).topk(k)  # (k,)
-    return flat // V, flat % V, best
-
-
-def beam_step_per_beam(scores, logp, k):
-    best, tok = logp.max(1)  # each hypothesis' own best token
-    order = (scores + best).argsort(descending=True)
-    return order, tok[order], (scores + best)[order]
-
-
-def beam_step_probabilities(scores, logp, k):
-    V = logp.size(1)
-    best, flat = (scores.exp().unsqueeze(1) + logp.exp()).reshape(-1).topk(k)
-    return flat // V, flat % V, best.log()
-
-
-def beam_step_token_only(scores, logp, k):
-    V = logp.size(1)
-    _, flat = logp.reshape(-1).topk(k)
-    parent, tok = flat // V, flat % V
-    return parent, tok, scores[parent] + logp[parent, tok]
+def one_parent_step():
+    """The chapter's solution: a flat hypothesis 0, a hypothesis 1 with two strong tokens."""
+    scores = torch.log(torch.tensor([0.5, 0.4]))
+    logp = torch.log(torch.tensor([[0.25, 0.25, 0.25, 0.25], [0.48, 0.48, 0.02, 0.02]]))
+    return scores, logp
 
 
 def not_done(*args):
@@ -110,41 +92,49 @@ def test_greedy_skeleton_is_not_done():
     assert not result.ok and not result.done and "not done yet" in str(result)
 
 
-def test_beam_step_accepts_the_reference():
-    result = checks.check_beam_step(beam_step_ok)
+def test_one_parent_step_accepts_a_right_design():
+    result = checks.check_one_parent_step(one_parent_step)
     assert result.ok, str(result)
+    # 0.4 * 0.48 = 0.192 twice, ahead of 0.5 * 0.25 = 0.125
+    assert "hypothesis 1 + token 0" in str(result) and "hypothesis 0 + token 0" in str(result)
 
 
-def test_beam_step_rejects_typical_mistakes():
-    result = checks.check_beam_step(beam_step_per_beam)
-    assert not result.ok and "per beam instead of" in str(result)
-    result = checks.check_beam_step(beam_step_probabilities)
-    assert not result.ok and "added probabilities instead of log-probabilities" in str(result)
-    result = checks.check_beam_step(beam_step_token_only)
-    assert not result.ok and "add the score of the hypothesis" in str(result)
-    assert not checks.check_beam_step(not_done).done
+def _step(scores, rows):
+    return lambda: (torch.log(torch.tensor(scores)), torch.log(torch.tensor(rows)))
 
 
-def test_beam_step_reference_is_brute_force():
-    g = torch.Generator().manual_seed(3)
-    scores = torch.tensor([-0.1, -1.0, -2.5])
-    logp = torch.log_softmax(torch.randn(3, 9, generator=g), -1)
-    parent, tok, best = checks.beam_step_reference(scores, logp, 3)
-    p2, t2, b2 = beam_step_ok(scores, logp, 3)
-    assert parent.tolist() == p2.tolist() and tok.tolist() == t2.tolist()
-    assert torch.allclose(best, b2)
+@pytest.mark.parametrize("design, words", [
+    # hypothesis 0 peaked: its best extension beats hypothesis 1's second
+    (_step([0.5, 0.4], [[0.7, 0.1, 0.1, 0.1], [0.48, 0.48, 0.02, 0.02]]),
+     "hypothesis 0 + token 0 (log P -1.05) beats hypothesis 1 + token 1"),
+    # V = 2 cannot work, and the message says why
+    (_step([0.5, 0.4], [[0.5, 0.5], [0.5, 0.5]]), "With V = 2 it cannot work"),
+    # probabilities instead of log-probabilities
+    (lambda: (torch.tensor([0.5, 0.4]), torch.tensor([[0.25] * 4, [0.48, 0.48, 0.02, 0.02]])),
+     "not log-probabilities"),
+    # a row that is not a distribution
+    (_step([0.5, 0.4], [[0.25] * 4, [0.6, 0.6, 0.02, 0.02]]), "row 1 of logp"),
+    # two prefixes whose probabilities add up to more than 1
+    (_step([0.7, 0.6], [[0.25] * 4, [0.48, 0.48, 0.02, 0.02]]), "at most 1"),
+    # hypothesis 1 the likelier: the task asks for the weaker one
+    (_step([0.4, 0.5], [[0.48, 0.48, 0.02, 0.02], [0.25] * 4]), "scores[0] > scores[1]"),
+    # a tie between the second and third extension
+    (_step([0.5, 0.4], [[0.25] * 4, [0.625, 0.3125, 0.03125, 0.03125]]), "tie"),
+    # a hypothesis that does not exist
+    (lambda: (torch.tensor([0.0, -math.inf]), torch.log(torch.tensor([[0.25] * 4] * 2))),
+     "must be live"),
+    (lambda: torch.zeros(2), "return two tensors"),
+    (lambda: (torch.zeros(2), torch.zeros(3, 4)), "expected (2, V)"),
+])
+def test_one_parent_step_names_what_fails(design, words):
+    assert_rejects(checks.check_one_parent_step(design), words)
+
+
+def test_one_parent_step_skeleton_is_not_done():
+    assert not checks.check_one_parent_step(not_done).done
 
 
 def test_inputs_changed_in_place_are_named():
-    def accumulates_in_logp(scores, logp, k):
-        logp += scores.unsqueeze(1)  # the caller's log-probabilities become totals
-        best, flat = logp.reshape(-1).topk(k)
-        return flat // logp.size(1), flat % logp.size(1), best
-
-    result = checks.check_beam_step(accumulates_in_logp)
-    assert not result.ok and result.done
-    assert "your function changed its input `logp` in place" in str(result)
-
     def greedy_in_training_mode(model, src, src_lengths, max_len):
         if hasattr(model, "train"):
             model.train()

@@ -6,8 +6,8 @@
 * `check_greedy_trap(fn)`: `fn() -> table`, a probability table (`lib.experiments.toy.TableModel`)
   on which greedy's output is at most half as likely as the best output, and a beam of two
   finds it.
-* `check_beam_step(fn)`: one step of beam search, `fn(scores, logp, k)` -> (parent, token,
-  new_scores), the k best (hypothesis, next token) pairs over ALL beams, against brute force.
+* `check_one_parent_step(fn)`: `fn() -> (scores, logp)`, one step of two live hypotheses on
+  which both survivors of a beam of two extend the less likely one (ranked by brute force).
 * `check_parting(fn)`: where greedy's output and the beam's part, `fn(greedy_steps,
   beam_steps)` -> (step t from 1, greedy's lead in log P at t, how much less greedy gains after t).
 * `check_beam_search(fn)`: a whole beam search for one sentence with a pool of finished
@@ -32,7 +32,6 @@ from lib.checks.harness import (
     CheckResult,
     Mismatch,
     call,
-    expect_close,
     expect_shape,
     run_checks,
     tokens_text,
@@ -206,120 +205,84 @@ def check_greedy_trap(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise: one step of beam search
+# Exercise: a step whose two survivors both extend the less likely hypothesis
 # ---------------------------------------------------------------------------------------------
 
 
-def beam_step_reference(scores: torch.Tensor, logp: torch.Tensor, k: int):
-    """Brute force: score every (hypothesis, token) pair, sort them all, keep the k best."""
-    pairs = []
-    for parent in range(logp.size(0)):
-        for token in range(logp.size(1)):
-            pairs.append((float(scores[parent] + logp[parent, token]), parent, token))
-    pairs.sort(key=lambda p: -p[0])
-    best = pairs[:k]
-    return (torch.tensor([p[1] for p in best]), torch.tensor([p[2] for p in best]),
-            torch.tensor([p[0] for p in best]))
+def _as_step(got) -> tuple[torch.Tensor, torch.Tensor]:
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise Mismatch("return two tensors: (scores (2,), logp (2, V))")
+    try:
+        scores, logp = (torch.as_tensor(x, dtype=torch.float64) for x in got)
+    except (TypeError, ValueError, RuntimeError):
+        raise Mismatch("return two tensors of numbers: (scores (2,), logp (2, V))") from None
+    expect_shape("scores", scores, (2,))
+    if logp.dim() != 2 or logp.size(0) != 2 or logp.size(1) < 2:
+        raise Mismatch(f"logp has shape {tuple(logp.shape)}, expected (2, V): one row of "
+                       f"next-token log-probabilities per hypothesis, V >= 2 tokens")
+    return scores, logp
 
 
-def _wrong_answers(scores, logp, k):
-    """What typical mistakes would return: (pair set, message)."""
-    wrong = []
-    one_each = []
-    for parent in range(logp.size(0)):
-        v, t = logp[parent].max(0)
-        one_each.append((float(scores[parent] + v), parent, int(t)))
-    wrong.append(({(p, t) for _, p, t in one_each}, "you kept the best token(s) per beam "
-                  "instead of the k best (hypothesis, token) pairs overall: two of the k "
-                  "survivors may extend the same hypothesis"))
-    first_beam = logp[0].topk(k)
-    wrong.append(({(0, int(t)) for t in first_beam.indices}, "you only extended the first "
-                  "hypothesis: every live hypothesis must compete"))
-    flat = logp.reshape(-1).topk(k).indices
-    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in flat},
-                  "you ranked the next tokens by their own log-probability only: add the "
-                  "score of the hypothesis they extend (log P(prefix) + log P(token | prefix))"))
-    added = (scores.exp().unsqueeze(1) + logp.exp()).reshape(-1).topk(k).indices
-    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in added},
-                  "you added probabilities instead of log-probabilities: the probability of a "
-                  "sequence is a product, so its log is a SUM of log-probabilities"))
-    mult = (scores.unsqueeze(1) * logp).reshape(-1)
-    mult = torch.where(torch.isnan(mult), torch.full_like(mult, -math.inf), mult)
-    mult_top = mult.topk(k).indices
-    wrong.append(({(int(i) // logp.size(1), int(i) % logp.size(1)) for i in mult_top},
-                  "you multiplied log-probabilities: logs turn the product of probabilities "
-                  "into a sum, so add them"))
-    return wrong
+def _valid_step(scores: torch.Tensor, logp: torch.Tensor) -> None:
+    """Log-probabilities that two real hypotheses of one length and their next tokens could
+    have; a Mismatch names the first thing that is not."""
+    if bool(torch.isnan(scores).any() or torch.isnan(logp).any()):
+        raise Mismatch("your tensors hold NaN: every entry must be a log-probability")
+    if bool((logp > 1e-6).any()) and bool((logp >= 0).all()):
+        raise Mismatch("logp holds probabilities, not log-probabilities: take their log "
+                       "(a log-probability is <= 0)")
+    if bool((scores > 1e-6).any() or (logp > 1e-6).any()):
+        raise Mismatch("a log-probability is <= 0; some of yours are positive")
+    for h in range(2):
+        total = float(logp[h].exp().sum())
+        if abs(total - 1) > 1e-4:
+            raise Mismatch(f"row {h} of logp is not a distribution over the next token: its "
+                           f"probabilities sum to {total:.4g}, not 1 (log_softmax makes "
+                           f"any row one)")
+    if not bool(torch.isfinite(scores).all()):
+        raise Mismatch("both hypotheses must be live: a score of -inf is a hypothesis that "
+                       "does not exist")
+    if float(scores.exp().sum()) > 1 + 1e-6:
+        raise Mismatch(f"the two hypotheses' probabilities add up to "
+                       f"{float(scores.exp().sum()):.4g}: two different prefixes of the same "
+                       f"length are different events, so together they are at most 1")
+    if not float(scores[0]) > float(scores[1]):
+        raise Mismatch(f"hypothesis 0 must be the likelier one: scores[0] > scores[1], yours "
+                       f"are {float(scores[0]):.4g} and {float(scores[1]):.4g}")
 
 
-def _beam_case(fn, scores, logp, k, name) -> None:
-    parent, token, best = beam_step_reference(scores, logp, k)
-    got = call(fn, scores, logp, k, names=("scores", "logp", "k"), where=name)
-    if not isinstance(got, (tuple, list)) or len(got) != 3:
-        raise Mismatch("return three tensors: (parent, token, new_scores), each of shape (k,)")
-    g_parent, g_token, g_best = (torch.as_tensor(x) for x in got)
-    for label, x in (("parent", g_parent), ("token", g_token), ("new_scores", g_best)):
-        expect_shape(f"{label} ({name})", x, (k,))
-    got_pairs = [(int(p), int(t)) for p, t in zip(g_parent, g_token)]
-    exp_pairs = [(int(p), int(t)) for p, t in zip(parent, token)]
-    if set(got_pairs) != set(exp_pairs):
-        for pairs, message in _wrong_answers(scores, logp, k):
-            if set(got_pairs) == pairs:
-                raise Mismatch(f"{name}: {message}")
-        raise Mismatch(f"{name}: you kept the (parent, token) pairs {sorted(got_pairs)}, the k "
-                       f"best are {sorted(exp_pairs)}")
-    if got_pairs != exp_pairs:
-        raise Mismatch(f"{name}: the right k pairs, but not best first: got {got_pairs}, "
-                       f"expected {exp_pairs}")
-    added = (scores[parent].exp() + logp[parent, token].exp()).double()
-    if torch.allclose(g_best.double(), added, atol=1e-5) or \
-            torch.allclose(g_best.double(), added.log(), atol=1e-5):
-        raise Mismatch(f"{name}: you added probabilities instead of log-probabilities: the "
-                       f"probability of a sequence is a product, so its log is a SUM of "
-                       f"log-probabilities")
-    if torch.allclose(g_best.double(), logp[parent, token].double(), atol=1e-5) and \
-            not torch.allclose(scores[parent].double(), torch.zeros(k, dtype=torch.float64)):
-        raise Mismatch(f"{name}: new_scores must be the log P of the whole new hypothesis "
-                       f"(its parent's score + the token's log-probability), not the token's "
-                       f"own log-probability")
-    expect_close(f"new_scores ({name})", g_best, best)
+def _one_parent_case(fn) -> str:
+    scores, logp = _as_step(call(fn, where="one_parent_step()"))
+    _valid_step(scores, logp)
+    ranked = sorted(((float(scores[h] + logp[h, w]), h, w) for h in range(2)
+                     for w in range(logp.size(1))), key=lambda e: (-e[0], e[1], e[2]))
+    # (log P, hypothesis, token) of every extension, best first
+
+    def show(e):
+        return f"hypothesis {e[1]} + token {e[2]} (log P {e[0]:.4g})"
+
+    if ranked[1][0] - ranked[2][0] < 1e-6 and ranked[1][1] != ranked[2][1]:
+        raise Mismatch(f"the second and third best extensions tie ({show(ranked[1])} and "
+                       f"{show(ranked[2])}), so the beam could keep either: make the ranking "
+                       f"strict")
+    losers = [e for e in ranked[:2] if e[1] != 1]
+    if losers:
+        rival = next(e for e in ranked if e[1] == 1 and e not in ranked[:2])
+        V = logp.size(1)
+        hint = (" With V = 2 it cannot work: hypothesis 0's best token has probability at "
+                "least 1/2, hypothesis 1's second at most 1/2." if V == 2 else "")
+        raise Mismatch(f"the two survivors are {show(ranked[0])} and {show(ranked[1])}: "
+                       f"{show(losers[0])} beats {show(rival)}.{hint}")
+    return (f"both survivors extend hypothesis 1: {show(ranked[0])} and {show(ranked[1])}, "
+            f"ahead of hypothesis 0's best, {show(next(e for e in ranked if e[1] == 0))}")
 
 
-def check_beam_step(fn) -> CheckResult:
-    """Check `fn(scores (k,), logp (k, V), k) -> (parent (k,), token (k,), new_scores (k,))`."""
-    g = torch.Generator().manual_seed(0)
-
-    def random_logp(k, V, peaked=1.0):
-        return torch.log_softmax(peaked * torch.randn(k, V, generator=g), dim=-1)
-
-    def hand_case():
-        # Hypothesis 0 is likely and has two good continuations; hypothesis 1 has one.
-        scores = torch.log(torch.tensor([0.5, 0.3]))
-        logp = torch.log(torch.tensor([[0.5, 0.4, 0.05, 0.05], [0.9, 0.04, 0.03, 0.03]]))
-        _beam_case(fn, scores, logp, 2, "a hand-made case (k = 2, V = 4)")
-        return "a hand-made case"
-
-    def same_parent():
-        scores = torch.log(torch.tensor([0.6, 0.1, 0.05]))
-        logp = torch.log(torch.tensor([[0.35, 0.3, 0.25, 0.1], [0.7, 0.1, 0.1, 0.1],
-                                       [0.25, 0.25, 0.25, 0.25]]))
-        _beam_case(fn, scores, logp, 3, "a case where all k survivors extend hypothesis 0")
-        return "a case where all survivors extend the same hypothesis"
-
-    def random_cases():
-        for k, V in ((2, 5), (3, 10), (5, 50), (4, 7)):
-            scores = torch.sort(-5 * torch.rand(k, generator=g), descending=True).values
-            _beam_case(fn, scores, random_logp(k, V, 2.0), k, f"a random case (k = {k}, V = {V})")
-        return "random cases with k from 2 to 5"
-
-    def first_step():
-        k, V = 3, 6
-        scores = torch.tensor([0.0, -math.inf, -math.inf])  # only <sos> is live at step 1
-        _beam_case(fn, scores, random_logp(k, V), k, "the first step (one live hypothesis, "
-                   "the others at -inf)")
-        return "the first step, where only one hypothesis is live"
-
-    return run_checks("one beam-search step", hand_case, same_parent, random_cases, first_step)
+def check_one_parent_step(fn) -> CheckResult:
+    """Check `fn() -> (scores (2,), logp (2, V))`: two live hypotheses, hypothesis 0 the
+    likelier, and their next-token log-probabilities, on which a beam of two keeps two
+    extensions of hypothesis 1 (ranked by brute force over all 2V extensions)."""
+    return run_checks("two survivors from the weaker hypothesis",
+                      lambda: _one_parent_case(fn))
 
 
 # ---------------------------------------------------------------------------------------------
