@@ -186,7 +186,7 @@ def _view(form: str) -> str:
 
 def _shot(page, form: str, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(form).evaluate("(f) => f.scrollIntoView()")
+    page.evaluate("(f) => document.querySelector(f).scrollIntoView()", form)
     box = page.evaluate("""(f) => { const a = document.querySelector(f).getBoundingClientRect(),
         b = document.querySelector(f + ' + .s2sw').getBoundingClientRect();
         return {x: Math.max(0, a.x - 4), y: a.y + window.scrollY - 4, width: a.width + 8,
@@ -342,6 +342,13 @@ def test_beam_view_redraws_for_a_typed_sentence_and_beam_size(browser, live_url,
     assert cap.translation in page.locator(_view(form)).inner_text()
     page.evaluate("document.getElementById('static-view').remove()")
     _shot(page, form, "beam")
+    # once loaded, offline: another sentence and beam size redraw with nothing fetched
+    context.set_offline(True)
+    try:
+        assert _type(page, form, TYPED["encoder"], k=2) == "done"
+    finally:
+        context.set_offline(False)
+    assert f"«{TYPED['encoder']}»" in page.locator(_view(form) + " .s2s-head h4").inner_text()
     context.close()
     assert not problems["console"] and not problems["external"], problems
 
@@ -402,7 +409,9 @@ def test_bad_input_is_said_in_the_view(browser, live_url, page_model):
         [f"{t} → <unk>" for t in unknown]
     L = page_model.config.num_layers  # the encoder's panels mark them as the kernel view does
     marked = page.locator(f'{view} .s2s-heat[data-key="enc{L}"] .tok.unk').all_text_contents()
-    assert marked == unknown
+    assert len(marked) == len(unknown)  # each: its tooltip, then the token
+    assert all(m == f"{t}: not in the vocabulary, read as <unk>{t}"
+               for m, t in zip(marked, unknown))
     stepper = ".s2s-live[data-kind=stepper] >> nth=0"
     cap = page_model.config.max_tgt_len
     page.fill(f"{stepper} >> input[name=prefix]", " ".join(["oui"] * cap))

@@ -167,7 +167,7 @@
         error.textContent = e.name === "InputError" ? e.message :
           "The model could not run here: " + e.message;
         error.hidden = false;
-        status.textContent = view.loaded ? "The view still shows the last sentence drawn." :
+        status.textContent = view.data ? "The view still shows the last sentence drawn." :
           "The view still shows the build's sentence.";
         f.setAttribute("data-state", "error");
       });
