@@ -25,7 +25,7 @@
 #   make chromium   Debian's Chromium and a CJK font for the browser tests, if missing
 #   make reference  the reference model for the current key: cached, downloaded or trained
 #   make chapter-models
-#                   the attention chapter's fine-tuned copies: cached, downloaded or trained
+#                   the attention chapter's two models: cached, downloaded or trained
 #   make train      train the reference model again, whatever is cached
 #   make playground the Playground's models: the reference model (and the attention chapter's
 #                   copy, when cached) exported to ONNX
@@ -98,15 +98,15 @@ reference: setup
 	$(PY) -m lib.course.reference --ensure
 
 # The attention chapter's runs (lib/course/release.py CHAPTER_RUNS), like the reference model:
-# cached, else downloaded from their release, else fine-tuned here (~8 min on 2 cores), before
+# cached, else downloaded from their release, else trained here (side by side), before
 # the site is built, so that the chapter reads them instead of computing them in the page.
-chapter-models: setup reference
+chapter-models: setup
 	$(PY) -m lib.course.release --prepare-runs
 
 # The Playground page's model: the reference model exported to ONNX (int8 weights) with its
 # vocabularies, in _build/playground/<key>/ (lib/course/playground.py). The key hashes the reference
 # model's cache key and EXPORT_VERSION, so a changed model is exported again; when nothing
-# changed this only checks the key. The attention chapter's fine-tuned copy goes into <key>/attention/
+# changed this only checks the key. The attention chapter's attention model goes into <key>/attention/
 # (`make chapter-models` caches it first; the site build also exports it at its end, should the
 # cache have lost it: scripts/playground_site.py).
 playground: setup reference chapter-models
@@ -114,7 +114,7 @@ playground: setup reference chapter-models
 
 # The published reference checkpoint for the current cache key, with its manifest (key, sha256,
 # bytes, held-out BLEU, lib version), in _build/release/ (lib/course/release.py); beside it, a
-# folder per release of the attention chapter's runs (result, fine-tuned weights, manifest:
+# folder per release of the attention chapter's runs (result, weights, manifest:
 # lib/course/chapter_models.py), as the site build cached them (downloaded, else trained here
 # when they are not cached).
 release: setup reference

@@ -5,9 +5,9 @@ model (the cold build); every later build finds it cached (the warm build). Both
 build `make book` runs (`jupyter-book build . --all -n -W --keep-going`). The cold build points
 $SEQ2SEQ_CACHE (lib.course.download.cache_dir) at an empty temporary directory, so nothing
 cached is reused, and $SEQ2SEQ_RELEASE_URL (lib.course.links) at a folder that does not exist,
-so nothing published is downloaded: every model, the reference model and the chapters'
-fine-tuned ones, is trained here. It times `make book`'s steps separately: the reference model
-(`python -m lib.course.reference --ensure`), the attention chapter's copies (`python -m
+so nothing published is downloaded: every model, the reference model and the attention
+chapter's two, is trained here. It times `make book`'s steps separately: the reference model
+(`python -m lib.course.reference --ensure`), the attention chapter's models (`python -m
 lib.course.release --prepare-runs`), the Playground's export (forced, into _build/playground,
 where the build's last step copies it from) and the build. Per-chapter execution times come
 from myst-nb's "Executed notebook in N seconds" log lines of the warm build, whose cache
@@ -15,8 +15,8 @@ holds the reference model and nothing else (the small experiments the chapters c
 lib.course.memo run again, as in a fresh Colab runtime); when the log has none, each notebook
 is timed with nbclient instead.
 
-A chapter whose models are slow to make (the attention chapter fine-tunes two copies of the
-reference model) has its own target: it executes within a minute *with its models present*.
+A chapter whose models are slow to make (the attention chapter trains two models from
+scratch) has its own target: it executes within a minute *with its models present*.
 `with_models` times it so: one chapter, executed with nbclient in a fresh kernel against the
 current cache (lib.course.download.cache_dir, where a build left the chapter's cached results),
 with the cached results it had to compute anyway named, and its slowest cells.

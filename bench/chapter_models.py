@@ -1,14 +1,13 @@
 """The attention chapter's models on long inputs: BLEU by source length, their cost, their keys.
 
-book/attention.md scores three models on joined test sources (lib.experiments.long_inputs): the
-reference
-model as it is, and two copies of it fine-tuned on joined pairs, one with its fixed context and
-one with attention. This records, for each, corpus BLEU per source-length bucket, its training
-steps and minutes, the seconds it took to translate the test sources, and its key: the name of
-the result file `lib.experiments.long_inputs.cached_runs` keeps (a hash of its settings, the
-reference model's key and torch), beside the reference model's key. The models come from that cache
-when a build left them there; the missing ones are made as the chapter makes them (fine-tuned
-side by side, or downloaded where lib.experiments.long_inputs fetches published runs).
+book/attention.md scores two models on joined test sources (lib.experiments.long_inputs), the
+same size, data, seed and steps, trained from scratch on joined pairs: one with a fixed context,
+one with attention. This records, for each, greedy BLEU on the single test sentences and per
+source-length bucket, its training steps and minutes, the seconds it took to translate the test
+sources, and its key: the name of the result file `lib.experiments.long_inputs.cached_runs` keeps
+(a hash of its settings, the corpus and torch). The models come from that cache when a build left
+them there; the missing ones are made as the chapter makes them (trained side by side, or
+downloaded where lib.experiments.long_inputs fetches published runs).
 
 It then times the chapter itself executing with those models cached (`bench.book.with_models`),
 for the issue's target: the attention chapter executes in at most 60 s on 2 CPU cores with its
@@ -36,30 +35,26 @@ import torch
 from bench import book, recipe_check, report
 from bench.common import cpu_model
 from lib.bleu import paired_bootstrap
-from lib.course import reference
 from lib.course.memo import load_corpus
+from lib.evaluate import sacrebleu_score
 from lib.experiments import long_inputs
-from lib.experiments.long_inputs import FinetuneConfig
+from lib.experiments.long_inputs import ScratchConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "chapter-models-cpu.json"
 CHAPTER = "book/attention"
-# book/attention.md's `ft_configs`, by the chapter's labels (tests/test_bench_report.py checks
-# that the chapter still defines these).
-CONFIGS = {"reference as it is": FinetuneConfig(steps=0),
-           "fixed vector": FinetuneConfig(),
-           "attention": FinetuneConfig(attention=True)}
+CONFIGS = long_inputs.MODELS  # what book/attention.md trains and shows, by its labels
 FIXED, ATTENTION = "fixed vector", "attention"
 
 
-def model_key(config: FinetuneConfig) -> str:
+def model_key(config: ScratchConfig) -> str:
     """The name `cached_runs` keeps `config`'s result and weights under (without suffix)."""
     return long_inputs.weights_path(config).stem
 
 
-def result_stamp(config: FinetuneConfig) -> int | None:
+def result_stamp(config: ScratchConfig) -> int | None:
     """The modification time of `config`'s cached result (None: not cached): a run that reads
-    it from the cache leaves it as it was, one that fine-tunes or downloads it writes it."""
+    it from the cache leaves it as it was, one that trains or downloads it writes it."""
     result = long_inputs.weights_path(config).with_suffix(".json")
     return result.stat().st_mtime_ns if result.is_file() else None
 
@@ -84,7 +79,7 @@ def longest_bucket(runs: dict, groups) -> dict:
 
 
 def run(time_chapter: bool = True) -> dict:
-    """Score the chapter's models (from the cache, or fine-tuned now) and time the chapter."""
+    """Score the chapter's models (from the cache, or trained now) and time the chapter."""
     split = load_corpus().split
     before = {label: result_stamp(c) for label, c in CONFIGS.items()}
     start = time.perf_counter()
@@ -97,12 +92,14 @@ def run(time_chapter: bool = True) -> dict:
                "from_cache": cached[label], "steps": runs[label]["steps"],
                "minutes": runs[label]["seconds"] / 60,
                "decode_seconds": runs[label]["decode_seconds"],
+               "single_bleu": sacrebleu_score(runs[label]["single_hypotheses"],
+                                              [refs for _, refs in split.test]).score,
                "buckets": buckets(runs[label]["hypotheses"], groups[label])}
               for label, c in CONFIGS.items()]
     record = {"date": time.strftime("%Y-%m-%d %H:%M"),
               "machine": f"{cpu_model()}, {os.cpu_count()} cores, "
                          f"{torch.get_num_threads()} torch threads",
-              "torch": torch.__version__, "reference_key": reference.reference_key(),
+              "torch": torch.__version__,
               "test_sources": len(groups[FIXED]), "k_max": CONFIGS[FIXED].k_max,
               "models": models, "longest": longest_bucket(runs, groups[FIXED]),
               "made_here_minutes": None if all(cached.values()) else wall / 60}
@@ -113,10 +110,7 @@ def run(time_chapter: bool = True) -> dict:
 
 def rekey(data: dict, why: str, date: str) -> dict:
     """`data` with each model's key made current, when only the key's formula changed: the
-    reference model and every config must be the current ones, else the figures describe other
-    models and this refuses."""
-    if data["reference_key"] != reference.reference_key():
-        raise SystemExit("the results name another reference model: run them again")
+    configs must be the current ones, else the figures describe other models and this refuses."""
     configs = {m["label"]: m["config"] for m in data["models"]}
     if configs != {label: dataclasses.asdict(c) for label, c in CONFIGS.items()}:
         raise SystemExit("the results' configs are not the current ones: run them again")

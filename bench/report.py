@@ -422,25 +422,25 @@ LONG_INPUT_TOLERANCE = 1.0  # BLEU: a curve within this of its start "holds" (as
 
 def long_input_verdict(fixed: list[float], attention: list[float], first: str, last: str,
                        tolerance: float = LONG_INPUT_TOLERANCE) -> str:
-    """Whether the fixed-vector copy's BLEU falls with source length and attention's holds:
+    """Whether the fixed-vector model's BLEU falls with source length and attention's holds:
     one sentence from the BLEU of each bucket, shortest first (`first`, `last`: their labels)."""
     f = wording.trend(fixed, tolerance)
     a = wording.trend(attention, tolerance)
     head = (f"Counting a change within {tolerance:g} BLEU as holding: from sources of {first} "
-            f"tokens to sources of {last} tokens, the fixed-vector copy's BLEU {f} "
-            f"({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention copy's {a} "
+            f"tokens to sources of {last} tokens, the fixed-vector model's BLEU {f} "
+            f"({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention model's {a} "
             f"({attention[0]:.1f} to {attention[-1]:.1f})")
     if f == "falls" and a != "falls":
         return head + ": the pattern the bottleneck predicts."
     if f == "falls":
         drop_f, drop_a = fixed[0] - fixed[-1], attention[0] - attention[-1]
         less = wording.comparison(drop_f, drop_a, tolerance,
-                                  more="less than the fixed-vector copy",
-                                  less="more than the fixed-vector copy",
-                                  same="about as much as the fixed-vector copy")
+                                  more="less than the fixed-vector model",
+                                  less="more than the fixed-vector model",
+                                  same="about as much as the fixed-vector model")
         return (head + f": attention falls too, by {less}, so at this budget it does not remove "
                 "the fall.")
-    return head + ": the fixed-vector copy does not fall, so no bottleneck shows at this budget."
+    return head + ": the fixed-vector model does not fall, so no bottleneck shows at this budget."
 
 
 def chapter_time_measured(chapter: dict) -> bool:
@@ -498,22 +498,23 @@ def section_chapter_models(r: dict) -> list[str]:
         f"(1 to {fig(d, 'k_max')} test sentences joined; `lib.experiments.long_inputs`). "
         "Corpus BLEU "
         "(sacrebleu, all references) by English source length in tokens, the number of "
-        "sources in parentheses. The fine-tuned copies start from reference model "
-        f"`{fig(d, 'reference_key')}`; the chapter fine-tunes them side by side, one thread "
+        "sources in parentheses; *single*: the 2,000 single test sentences. Both models are "
+        "trained from scratch, the same size, seed, data and steps, side by side, one thread "
         "each. Training minutes and decoding seconds are those of the machine that made the "
         "model; *made by* says whether this run read it from the cache or made it. A model's "
         "key names its result and weights in the cache "
         "(`lib.experiments.long_inputs.weights_path`: a hash "
-        "of its settings, the reference model's key and torch)." + rekeyed_note(d),
+        "of its settings, the corpus and torch)." + rekeyed_note(d),
         "",
-        "| model | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
+        "| model | single | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
                                   for b in fig(models[0], "buckets"))
         + " | training steps | training min | decoding s | made by | key |",
-        "|---|" + "---|" * (len(labels) + 5),
+        "|---|" + "---|" * (len(labels) + 6),
     ]
     for m in models:
         lines.append(
-            f"| {fig(m, 'label')} | " + " | ".join(score(b["bleu"]) for b in m["buckets"])
+            f"| {fig(m, 'label')} | {score(m.get('single_bleu'))} | "
+            + " | ".join(score(b["bleu"]) for b in m["buckets"])
             + f" | {fig(m, 'steps'):,} | {fig(m, 'minutes'):.1f} | "
             f"{fig(m, 'decode_seconds'):.0f} | "
             f"{'the cache' if fig(m, 'from_cache') else 'this run'} | `{fig(m, 'key')}` |")
@@ -529,8 +530,8 @@ def section_chapter_models(r: dict) -> list[str]:
         f"On the {fig(long, 'sources'):,} sources of {fig(long, 'bucket')} tokens, attention "
         f"minus fixed vector is {fig(long, 'difference'):+.1f} BLEU (95 % interval "
         f"{fig(long, 'low'):+.1f} to {fig(long, 'high'):+.1f}, paired bootstrap). "
-        + wording.paired_difference(long["low"], long["high"], "The attention copy",
-                                    "the fixed-vector copy") + ".",
+        + wording.paired_difference(long["low"], long["high"], "The attention model",
+                                    "the fixed-vector model") + ".",
         "",
         "Target (issue #26): the chapter executes in at most "
         f"{TARGETS['chapter_minutes'] * 60:g} s on 2 CPU cores with its models present "

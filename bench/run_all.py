@@ -67,7 +67,7 @@ def run_json(cmd: list, json_arg: bool = True) -> dict:
 
 
 def attention_parts(py: str, quick: bool) -> dict:
-    """The attention chapter's models (bench.chapter_models: from the cache, or fine-tuned now,
+    """The attention chapter's models (bench.chapter_models: from the cache, or trained now,
     then the chapter timed with them cached), then the Playground in Chromium with both models
     (exported first, as `make playground` does; the attention copy is cached by then)."""
     run_output([py, "-m", "bench.chapter_models", "run"])

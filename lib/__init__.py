@@ -4,11 +4,21 @@ Every chapter imports from here. Importing ``lib`` has no side effects: nothing 
 downloaded, trained or moved to a device until a function asks for it.
 """
 
-__version__ = "0.1.0"
+from lib.version import __version__  # noqa: F401 - lib.__version__, as packages have
 
 
-def pretrained(device=None, download: bool = True, train: bool = True, progress: bool = True):
-    """The course's reference model (see `lib.course.reference`): cached, downloaded or trained."""
+def pretrained(device=None, download: bool = True, train: bool = True, progress: bool = True,
+               attention: bool = False):
+    """The course's reference model (see `lib.course.reference`): cached, downloaded or trained.
+
+    attention=True: the attention chapter's model instead (`lib.experiments.long_inputs`), a
+    one-layer attention decoder trained from scratch, got the same way.
+    """
+    if attention:
+        # Imported here, as reference below: the attention model's machinery imports lib back.
+        from lib.experiments.long_inputs import pretrained as _attention_model
+
+        return _attention_model(device=device, download=download, train=train)
     # Imported here: at the top, `import lib` (which every submodule runs first) would load
     # torch and the whole model for lib.bleu too, and reference imports half of lib back.
     from lib.course.reference import pretrained as _pretrained

@@ -11,8 +11,8 @@ then compare the two files:
     PYTHONPATH=. /other/venv/bin/python -m scripts.check_torch_compat --out b.json PATH...
     .venv/bin/python -m scripts.check_torch_compat --compare a.json b.json
 
-Without PATHs it checks the cached reference model and the attention chapter's fine-tuned
-copies that are cached. Their file names hash the runtime torch (lib.course.memo), so under
+Without PATHs it checks the cached reference model and the attention chapter's
+models that are cached. Their file names hash the runtime torch (lib.course.memo), so under
 another torch pass the paths the first run printed. The comparison fails unless every
 sentence's ids are equal; it reports the largest difference of the log-probabilities.
 
@@ -38,15 +38,14 @@ DEFAULT_N = 200
 
 
 def default_paths() -> list[Path]:
-    """The cached reference model, then the attention chapter's cached fine-tuned copies."""
+    """The cached reference model, then the attention chapter's cached models."""
     # Imported here: with explicit paths (another torch's venv) the course machinery, which
     # that venv may lack the dependencies of, is never imported.
     from lib.course import reference
-    from lib.course.release import CHAPTER_RUNS
     from lib.experiments import long_inputs
 
     paths = [reference.cache_path()]
-    paths += [long_inputs.weights_path(c) for c in CHAPTER_RUNS.values() if c.steps]
+    paths += [long_inputs.weights_path(c) for c in long_inputs.MODELS.values()]
     return [p for p in paths if p.is_file()]
 
 

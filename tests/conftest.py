@@ -38,6 +38,22 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
 
+def with_attention(model, attention: bool = True, max_len: int = 100, seed: int = 0):
+    """A model of `model`'s sizes and weights whose decoder attends (attention=True: a new
+    additive attention layer drawn from `seed`) or not, its caps raised to `max_len` tokens:
+    tests' small attention models, made from their small fixed-vector ones."""
+    import dataclasses
+
+    from lib.model import Seq2Seq
+
+    config = dataclasses.replace(model.config, attention=attention, max_src_len=max_len,
+                                 max_tgt_len=max_len)
+    torch.manual_seed(seed)
+    copy = Seq2Seq(config, model.src_vocab, model.tgt_vocab)
+    copy.load_state_dict(model.state_dict(), strict=False)  # all but the attention layer
+    return copy.to(model.device)
+
+
 def pytest_collection_modifyitems(items):
     """Mark each test by what its fixtures need: Chromium (`browser`), the built site (`slow`)."""
     for item in items:

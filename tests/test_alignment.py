@@ -218,3 +218,28 @@ def test_greedy_weights_refuse_a_bad_batch_size(batch_size):
 def test_summarize_refuses_weights_that_are_not_distributions(weights, words):
     with pytest.raises(ValueError, match=words):
         alignment.summarize([weights])
+
+
+def test_copied_words_are_names_and_numbers_found_once_on_each_side():
+    source = ["Mary", "has", "3", "cats", "and", "Tom", "has", "Tom", "."]
+    output = ["Mary", "a", "3", "chats", "et", "Tom", ".", "<eos>"]
+    # "Tom" is twice in the source, "a"/"has" are not names, "." is punctuation
+    assert alignment.copied_words(source, output) == [(0, 0), (2, 2)]
+    assert alignment.copied_words(["I", "am", "."], ["Je", "suis", "."]) == []
+
+
+def test_copy_alignment_counts_the_strongest_column_on_the_word_or_after(monkeypatch):
+    weights = torch.full((6, 5), 0.1)  # (T, S): rows of "Mary a 3 chats . <eos>"
+    weights[0, 0] = 0.6  # writing "Mary": on its column
+    weights[2, 3] = 0.6  # writing "3": on the column after it
+    output = ["Mary", "a", "3", "chats", ".", "<eos>"]
+    monkeypatch.setattr(alignment, "greedy_weights",
+                        lambda model, sources, with_tokens: [(weights, output),
+                                                             (weights[:, :3], ["Je", "."])])
+    measured = alignment.copy_alignment(None, ["Mary has 3 cats .", "I am ."])
+    assert (measured.sources, measured.rows) == (1, 2)
+    assert (measured.on_word, measured.after_word, measured.either) == (0.5, 0.5, 1.0)
+    monkeypatch.setattr(alignment, "greedy_weights",
+                        lambda model, sources, with_tokens: [(weights[:, :3], ["Je", "."])])
+    with pytest.raises(ValueError, match="no output copies a name or number"):
+        alignment.copy_alignment(None, ["I am ."])

@@ -20,11 +20,11 @@ from pathlib import Path
 import ipywidgets
 import pytest
 import torch
+from conftest import with_attention
 from test_widgets import FORBIDDEN, make_model, markup, noscript
 
 from lib.attention import attention_weights
 from lib.data import EOS, SOS, detokenize
-from lib.experiments.long_inputs import copy_of
 from lib.search import SOURCE_CAP, log_probs
 from lib.widgets import (
     AttentionTrace,
@@ -43,8 +43,8 @@ SENTENCE = "She is reading a book."
 
 def make_attention_model(seed: int = 0, max_tgt_len: int = 9, sharpen: float = 30.0):
     """test_widgets' tiny model with additive attention; v scaled so the weights are peaky."""
-    model = copy_of(make_model(seed=seed, max_tgt_len=max_tgt_len), attention=True,
-                    max_len=max_tgt_len, seed=seed)
+    model = with_attention(make_model(seed=seed, max_tgt_len=max_tgt_len), max_len=max_tgt_len,
+                           seed=seed)
     with torch.no_grad():
         model.decoder.attention.v.weight.mul_(sharpen)
     return model.eval()

@@ -1,15 +1,18 @@
 """bench.chapter_models: what it records for each of the attention chapter's models.
 
-The models themselves take minutes to fine-tune: here `cached_runs` and the chapter's timing
-are stand-ins, so that what the bench computes from them (buckets, keys, where each model
-came from, the paired bootstrap on the longest bucket) is checked on the real test groups.
+The models themselves take minutes to train: here `cached_runs` and the chapter's timing are
+stand-ins, so that what the bench computes from them (single-sentence BLEU, buckets, keys, where
+each model came from, the paired bootstrap on the longest bucket) is checked on the real test
+sentences and groups.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+import torch
 
 from bench import chapter_models, run_all
 from lib.course.memo import load_corpus
@@ -18,12 +21,13 @@ from lib.experiments import long_inputs
 
 @pytest.fixture
 def stand_ins(tmp_path, monkeypatch):
-    """Runs whose hypotheses are the first references (the fixed vector's: the last word of
-    each dropped), a cache in tmp_path holding all but the attention copy's result, and a
-    chapter timing stub. Returns the labels `cached_runs` was asked for."""
+    """Runs whose hypotheses, joined and single, are the first references (the fixed vector's:
+    the last word of each dropped), a cache in tmp_path holding all but the attention model's
+    result, and a chapter timing stub. Returns the labels `cached_runs` was asked for."""
     split = load_corpus().split
-    refs = [r[0] for _, r, _ in long_inputs.test_groups(long_inputs.FinetuneConfig(), split)]
-    paths = {c: tmp_path / f"long-inputs-{label.replace(' ', '-')}.pt"
+    refs = [r[0] for _, r, _ in long_inputs.test_groups(long_inputs.ScratchConfig(), split)]
+    singles = [r[0] for _, r in split.test]
+    paths = {c: tmp_path / f"attention-models-{label.replace(' ', '-')}.pt"
              for label, c in chapter_models.CONFIGS.items()}
     monkeypatch.setattr(long_inputs, "weights_path", lambda config: paths[config])
     for label, config in chapter_models.CONFIGS.items():
@@ -34,10 +38,11 @@ def stand_ins(tmp_path, monkeypatch):
     def cached_runs(configs):
         asked.extend(configs)
         paths[configs["attention"]].with_suffix(".json").write_text("{}")  # made now
+        cut = lambda texts: [" ".join(t.split()[:-1]) for t in texts]  # noqa: E731
         return {label: {"steps": c.steps, "seconds": 60.0 * c.steps / 100,
                         "decode_seconds": 12.5,
-                        "hypotheses": refs if label == "attention" else
-                        [" ".join(r.split()[:-1]) for r in refs]}
+                        "hypotheses": refs if label == "attention" else cut(refs),
+                        "single_hypotheses": singles if label == "attention" else cut(singles)}
                 for label, c in configs.items()}
 
     monkeypatch.setattr(long_inputs, "cached_runs", cached_runs)
@@ -46,17 +51,25 @@ def stand_ins(tmp_path, monkeypatch):
     return asked
 
 
-def test_each_model_is_recorded_with_its_buckets_key_and_origin(stand_ins):
+def test_each_model_is_recorded_with_its_bleu_buckets_key_and_origin(stand_ins):
     record = chapter_models.run()
-    assert stand_ins == list(chapter_models.CONFIGS)
+    assert stand_ins == list(chapter_models.CONFIGS) == ["fixed vector", "attention"]
     assert record["chapter"] == {"page": "book/attention", "seconds": 1.0}
     assert record["test_sources"] == 573 and record["k_max"] == 6
+    assert record["torch"] == torch.__version__ and "reference_key" not in record
     models = {m["label"]: m for m in record["models"]}
-    assert list(models) == ["reference as it is", "fixed vector", "attention"]
-    assert models["fixed vector"]["key"] == "long-inputs-fixed-vector"
-    assert [m["from_cache"] for m in models.values()] == [True, True, False]
+    assert list(models) == ["fixed vector", "attention"]
+    assert models["fixed vector"]["key"] == "attention-models-fixed-vector"
+    assert [m["from_cache"] for m in models.values()] == [True, False]
     assert record["made_here_minutes"] is not None
-    assert models["fixed vector"]["steps"] == 200 and models["fixed vector"]["minutes"] == 2.0
+    steps = chapter_models.CONFIGS["fixed vector"].steps
+    assert models["fixed vector"]["steps"] == steps
+    assert models["fixed vector"]["minutes"] == pytest.approx(steps / 100)
+    assert models["attention"]["config"] == dataclasses.asdict(chapter_models.CONFIGS[
+        "attention"])
+    # single: the 2,000 single test sentences, every reference
+    assert models["attention"]["single_bleu"] == pytest.approx(100.0)
+    assert 0 < models["fixed vector"]["single_bleu"] < 100.0
     buckets = models["attention"]["buckets"]
     assert [b["bucket"] for b in buckets] == ["1–8", "9–16", "17–24", "25–32", "≥ 33"]
     assert sum(b["sources"] for b in buckets) == 573
@@ -108,10 +121,12 @@ def test_make_bench_runs_the_chapter_models_then_the_playground(monkeypatch, tmp
                                    "output": run_output(["x"])}}
 
 
-def test_rekey_renames_the_same_runs_and_refuses_other_ones():
-    """A change of the key's formula alone: the committed figures stay, their keys follow, and
-    the report says so; another reference model or config is refused."""
-    data = chapter_models.committed_results()
+def test_rekey_renames_the_same_runs_and_refuses_other_ones(stand_ins):
+    """A change of the key's formula alone: the figures stay, their keys follow, and the
+    report says so; another config, or the older results of other models, are refused."""
+    record = chapter_models.run(time_chapter=False)
+    data = dict(record, models=[dict(m, key=f"attention-models-{i:016x}")
+                                for i, m in enumerate(record["models"])])
     old = {m["label"]: m["key"] for m in data["models"]}
     again = chapter_models.rekey(data, "the formula changed", "2030-01-01")
     assert {m["label"]: m["key"] for m in again["models"]} == {
@@ -121,8 +136,12 @@ def test_rekey_renames_the_same_runs_and_refuses_other_ones():
     assert again["rekeyed"] == {"date": "2030-01-01", "why": "the formula changed", "old": old}
     assert "Re-keyed on 2030-01-01 from " in chapter_models.section(again)
     assert "Re-keyed" not in chapter_models.section(dict(data, rekeyed=None))
-    with pytest.raises(SystemExit, match="another reference model"):
-        chapter_models.rekey(dict(data, reference_key="0" * 16), "x", "2030-01-01")
     models = [dict(m, config=dict(m["config"], steps=1)) for m in data["models"]]
     with pytest.raises(SystemExit, match="configs are not the current ones"):
         chapter_models.rekey(dict(data, models=models), "x", "2030-01-01")
+    # the fine-tuned copies these models replaced: other labels and configs
+    copies = [dict(m, label=label, config={"attention": m["config"]["attention"], "steps": 200})
+              for m, label in zip(data["models"], ["fixed vector", "attention"])]
+    with pytest.raises(SystemExit, match="configs are not the current ones"):
+        chapter_models.rekey(dict(data, models=[dict(copies[0], label="reference as it is"),
+                                                *copies]), "x", "2030-01-01")

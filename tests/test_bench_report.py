@@ -25,9 +25,10 @@ def _decode(g, b):
             "beam5": {"sentences_per_s": b, "bleu": 31.5}}
 
 
-def _model(label, bleus, steps, from_cache=True):
-    return {"label": label, "key": f"long-inputs-{label[:3]}", "config": {}, "steps": steps,
+def _model(label, single, bleus, steps, from_cache=True):
+    return {"label": label, "key": f"attention-models-{label[:3]}", "config": {}, "steps": steps,
             "from_cache": from_cache, "minutes": steps / 40, "decode_seconds": 33.3,
+            "single_bleu": single,
             "buckets": [{"bucket": b, "sources": n, "bleu": s} for b, n, s in
                         zip(("1–8", "9–16", "≥ 17"), (400, 300, 0), bleus)]}
 
@@ -93,13 +94,12 @@ RESULTS = {
                           "greedy": 36.11, "beam5": 39.05, "test_sentences": 2000}]}},
     "chapter_models": {
         "date": "2030-01-04 05:06", "machine": "Test CPU 9000, 2 cores, 2 torch threads",
-        "torch": "2.13.0+cpu", "reference_key": "0123456789abcdef", "test_sources": 700,
+        "torch": "2.13.0+cpu", "test_sources": 700,
         "k_max": 6, "made_here_minutes": None, "chapter": CHAPTER,
         "longest": {"bucket": "≥ 17", "sources": 120, "difference": 2.25, "low": 0.5,
                     "high": 4.0},
-        "models": [_model("reference as it is", (30.0, 20.0, None), 0),
-                   _model("fixed vector", (31.0, 24.0, None), 200),
-                   _model("attention", (32.0, 31.5, None), 200, from_cache=False)]},
+        "models": [_model("fixed vector", 29.25, (31.0, 24.0, None), 200),
+                   _model("attention", 30.5, (32.0, 31.5, None), 200, from_cache=False)]},
     "playground": {"command": "python -m bench.playground --repeats 11",
                    "output": PLAYGROUND_OUT},
 }
@@ -121,18 +121,21 @@ def test_every_figure_is_rendered():
                  "min | met |",
                  "| The attention chapter executes with its models cached (#26) | <= 60 s | "
                  "48.2 s | met |",
-                 "| model | 1–8 (400) | 9–16 (300) | ≥ 17 (0) | training steps | training min | "
-                 "decoding s | made by | key |",
-                 "| fixed vector | 31.0 | 24.0 | – | 200 | 5.0 | 33 | the cache | "
-                 "`long-inputs-fix` |",
-                 "| attention | 32.0 | 31.5 | – | 200 | 5.0 | 33 | this run | `long-inputs-att` |",
+                 "| model | single | 1–8 (400) | 9–16 (300) | ≥ 17 (0) | training steps | "
+                 "training min | decoding s | made by | key |\n|---|---|---|---|---|---|---|"
+                 "---|---|---|\n",
+                 "| fixed vector | 29.2 | 31.0 | 24.0 | – | 200 | 5.0 | 33 | the cache | "
+                 "`attention-models-fix` |",
+                 "| attention | 30.5 | 32.0 | 31.5 | – | 200 | 5.0 | 33 | this run | "
+                 "`attention-models-att` |",
                  "on its 700 joined test sources (1 to 6 test sentences joined",
-                 "from reference model `0123456789abcdef`",
-                 "from sources of 1–8 tokens to sources of 9–16 tokens, the fixed-vector copy's "
+                 "*single*: the 2,000 single test sentences",
+                 "Both models are trained from scratch, the same size, seed, data and steps",
+                 "from sources of 1–8 tokens to sources of 9–16 tokens, the fixed-vector model's "
                  "BLEU falls (31.0 to 24.0)",
                  "On the 120 sources of ≥ 17 tokens, attention minus fixed vector is +2.2 BLEU "
-                 "(95 % interval +0.5 to +4.0, paired bootstrap). The attention copy scores "
-                 "higher than the fixed-vector copy",
+                 "(95 % interval +0.5 to +4.0, paired bootstrap). The attention model scores "
+                 "higher than the fixed-vector model",
                  "`book/attention` executed in 48.2 s with its models cached: within the target "
                  "of 60 s, met.",
                  "## The Playground in Chromium", "`python -m bench.playground --repeats 11`",
@@ -142,6 +145,7 @@ def test_every_figure_is_rendered():
     assert "None" not in md and "nan" not in md
     assert "**missed**" in md  # the slowest chapter (150 s) misses the 1-minute target
     assert "Short run" not in md
+    assert "reference model `" not in md.split(report.CHAPTER_MODELS_SECTION)[1].split("\n## ")[0]
 
 
 def test_learning_per_step_is_compared_at_the_last_shared_check():
@@ -259,27 +263,27 @@ def test_the_committed_cpu_sweep_scores_the_current_reference_model():
 
 @pytest.mark.parametrize("fixed, attention, expected", [
     ((30.0, 25.0, 20.0), (30.0, 29.5, 29.2), "BLEU falls (30.0 to 20.0) and the attention "
-     "copy's holds (30.0 to 29.2): the pattern the bottleneck predicts."),
-    ((30.0, 20.0), (30.0, 33.0), "BLEU falls (30.0 to 20.0) and the attention copy's rises "
+     "model's holds (30.0 to 29.2): the pattern the bottleneck predicts."),
+    ((30.0, 20.0), (30.0, 33.0), "BLEU falls (30.0 to 20.0) and the attention model's rises "
      "(30.0 to 33.0): the pattern the bottleneck predicts."),
-    ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector copy, so "
+    ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector model, so "
      "at this budget it does not remove the fall."),
-    ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector copy, so "
+    ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector model, so "
      "at this budget it does not remove the fall."),
-    ((30.0, 20.0), (30.5, 20.0), "BLEU falls (30.0 to 20.0) and the attention copy's falls "
-     "(30.5 to 20.0): attention falls too, by about as much as the fixed-vector copy, so at "
+    ((30.0, 20.0), (30.5, 20.0), "BLEU falls (30.0 to 20.0) and the attention model's falls "
+     "(30.5 to 20.0): attention falls too, by about as much as the fixed-vector model, so at "
      "this budget it does not remove the fall."),
-    ((30.0, 29.5), (30.0, 20.0), "BLEU holds (30.0 to 29.5) and the attention copy's falls "
-     "(30.0 to 20.0): the fixed-vector copy does not fall, so no bottleneck shows at this "
+    ((30.0, 29.5), (30.0, 20.0), "BLEU holds (30.0 to 29.5) and the attention model's falls "
+     "(30.0 to 20.0): the fixed-vector model does not fall, so no bottleneck shows at this "
      "budget."),
-    ((20.0, 25.0), (20.0, 26.0), "BLEU rises (20.0 to 25.0) and the attention copy's rises "
-     "(20.0 to 26.0): the fixed-vector copy does not fall, so no bottleneck shows at this "
+    ((20.0, 25.0), (20.0, 26.0), "BLEU rises (20.0 to 25.0) and the attention model's rises "
+     "(20.0 to 26.0): the fixed-vector model does not fall, so no bottleneck shows at this "
      "budget."),
 ])
 def test_the_long_input_verdict_follows_both_curves(fixed, attention, expected):
     text = report.long_input_verdict(list(fixed), list(attention), "1–8", "≥ 33")
     assert text.startswith("Counting a change within 1 BLEU as holding: from sources of 1–8 "
-                           "tokens to sources of ≥ 33 tokens, the fixed-vector copy's ")
+                           "tokens to sources of ≥ 33 tokens, the fixed-vector model's ")
     assert text.endswith(expected), text
 
 
@@ -293,10 +297,10 @@ def test_the_chapter_time_verdict_says_met_missed_or_why_it_is_not_the_time():
         "`book/attention` executed in 74.5 s with its models cached: **missed** by 14.5 s "
         "(target 60 s). Where the time went, the slowest cells: code cell 7 (`runs = f()`) "
         "20.5 s; code cell 3 (`x = 1`) 9.0 s.")
-    computed = dict(CHAPTER, computed=["long-inputs-1.json"])
+    computed = dict(CHAPTER, computed=["attention-models-1.json"])
     assert verdict(computed, 60.0) == (
         "`book/attention` executed in 48.2 s, but it computed cached results that were missing "
-        "(`long-inputs-1.json`), so that is not its time with its models present.")
+        "(`attention-models-1.json`), so that is not its time with its models present.")
     failed = dict(CHAPTER, ok=False, errors=["NameError: x"])
     assert verdict(failed, 60.0) == ("`book/attention` executed in 48.2 s, but it failed "
                                      "(NameError: x), so that is not its execution time.")
@@ -324,6 +328,15 @@ def test_the_models_must_share_their_buckets():
     results["chapter_models"]["models"][1]["buckets"][0]["bucket"] = "1–9"
     with pytest.raises(report.MissingFigure, match="different buckets"):
         report.render(results)
+
+
+def test_a_model_without_single_sentence_bleu_shows_a_dash_not_a_number():
+    """Results recorded before single-sentence BLEU was: its column says nothing was measured."""
+    results = copy.deepcopy(RESULTS)
+    del results["chapter_models"]["models"][0]["single_bleu"]
+    md = report.render(results)
+    assert "| fixed vector | – | 31.0 | 24.0 | – | 200 |" in md
+    assert "| attention | 30.5 | 32.0 |" in md
 
 
 def test_the_playground_verdict_names_each_miss():
@@ -379,15 +392,16 @@ def test_the_chapter_models_section_is_spliced_from_a_results_file(tmp_path):
 
 
 def test_the_bench_scores_the_chapters_own_models():
-    """bench.chapter_models.CONFIGS is book/attention.md's `ft_configs`, label for label."""
+    """bench.chapter_models.CONFIGS is long_inputs.MODELS, which book/attention.md runs: it
+    calls long_inputs.cached_runs() with no configs of its own."""
+    assert chapter_models.CONFIGS is long_inputs.MODELS
+    assert list(chapter_models.CONFIGS) == [chapter_models.FIXED, chapter_models.ATTENTION]
     text = (Path(__file__).resolve().parents[1] / "book" / "attention.md").read_text(
         encoding="utf-8")
-    ft = re.search(r"^ft = (long_inputs\.FinetuneConfig\(.*\))$", text, re.M)
-    configs = re.search(r"^ft_configs = (\{.*?\})$", text, re.M | re.S)
-    assert ft and configs, "book/attention.md no longer defines ft and ft_configs as expected"
-    names = {"long_inputs": long_inputs}
-    names["ft"] = eval(ft.group(1), names)  # noqa: S307 - the chapter's own expression
-    assert eval(configs.group(1), names) == chapter_models.CONFIGS  # noqa: S307
+    calls = re.findall(r"long_inputs\.cached_runs\((.*?)\)", text)
+    assert calls and all(args == "" for args in calls), (
+        f"book/attention.md calls long_inputs.cached_runs({calls}), not with its default "
+        "long_inputs.MODELS")
 
 
 def test_benchmarks_md_reports_the_committed_chapter_models():
@@ -397,10 +411,10 @@ def test_benchmarks_md_reports_the_committed_chapter_models():
 
 
 def test_the_committed_chapter_models_are_the_current_ones():
-    """Their keys name the current reference model, settings and code: else score them again."""
+    """Their keys name the current settings, data and training: else score them again."""
     data = chapter_models.committed_results()
-    assert data["reference_key"] == reference.reference_key(), (
-        "run `python -m bench.chapter_models run` (the reference model changed)")
+    assert all("single_bleu" in m for m in data["models"]), (
+        "run `python -m bench.chapter_models run` (the results have no single-sentence BLEU)")
     assert {m["label"]: m["key"] for m in data["models"]} == {
         label: chapter_models.model_key(c) for label, c in chapter_models.CONFIGS.items()}, (
         "run `python -m bench.chapter_models run` (a model's settings or code changed)")

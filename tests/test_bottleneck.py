@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+import lib.train
 from lib.data import EOS, PAD, SOS
 from lib.experiments import bottleneck
 from lib.experiments.reversal import reversal_examples, reversal_model
@@ -117,5 +118,18 @@ def test_training_learns_short_reversals_and_the_result_is_cached(tmp_path, monk
         w.replace("en", "fr") for w in reversed(result["example"]["input"].split())]
     monkeypatch.setattr(bottleneck, "run_test", lambda *a: pytest.fail("not read back"))
     assert bottleneck.cached_tests({"a": config}) == {"a": (cached, result)}  # read back
+    monkeypatch.setattr(lib.train, "TRAINING_VERSION", lib.train.TRAINING_VERSION + 1)
+    with pytest.raises(pytest.fail.Exception, match="not read back"):
+        bottleneck.cached_tests({"a": config})  # what training computes changed: trained again
     with pytest.raises(ValueError, match="n_per_length"):
         bottleneck.accuracy_by_length(model, config, n_per_length=0)
+
+
+def test_longest_reversed_is_where_the_share_first_falls_below():
+    acc = bottleneck.Accuracy
+    table = {3: acc(1.0, 1.0, 10), 4: acc(0.6, 0.9, 10), 5: acc(0.4, 0.8, 10), 6: acc(0.9, 1, 10)}
+    assert bottleneck.longest_reversed(table) == 4  # 6 passes again, but 5 broke first
+    assert bottleneck.longest_reversed(table, share=0.95) == 3
+    assert bottleneck.longest_reversed({3: acc(0.1, 0.5, 10)}) == 2  # fails at once
+    with pytest.raises(ValueError, match="share must be"):
+        bottleneck.longest_reversed(table, share=0)

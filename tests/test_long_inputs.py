@@ -1,30 +1,25 @@
-"""lib.experiments.long_inputs: the attention chapter's copies of a model and its buckets."""
+"""lib.experiments.long_inputs: the attention chapter's two models and its buckets."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
+from conftest import with_attention
 
 from lib.evaluate import sacrebleu_score
 from lib.experiments import long_inputs
 from lib.experiments.toy import tiny_model
 
 
-def test_copy_keeps_every_weight_and_adds_only_attention():
-    model = tiny_model(1, layers=2, hidden=16, emb_dim=8)
-    for attention in (False, True):
-        copy = long_inputs.copy_of(model, attention, max_len=90, seed=0)
-        assert copy.config.max_src_len == copy.config.max_tgt_len == 90
-        assert copy.config.attention == attention
-        a, b = model.state_dict(), copy.state_dict()
-        assert all(torch.equal(a[k], b[k]) for k in a)
-        assert {k for k in b if k not in a} == (
-            {"decoder.attention.W_s.weight", "decoder.attention.W_h.weight",
-             "decoder.attention.v.weight"} if attention else set())
-    again = long_inputs.copy_of(model, True, seed=0).state_dict()
-    assert torch.equal(again["decoder.attention.v.weight"],
-                       long_inputs.copy_of(model, True, seed=0).state_dict()[
-                           "decoder.attention.v.weight"])
+def test_the_two_models_differ_only_in_the_decoders_context():
+    """Same size, data, seed and steps: a difference between them is the decoder's."""
+    fixed, attention = long_inputs.MODELS["fixed vector"], long_inputs.MODELS["attention"]
+    assert dataclasses.replace(fixed, attention=True) == attention and not fixed.attention
+    sizes = attention.sizes()
+    assert sizes["attention"] and sizes["max_src_len"] == attention.max_len
+    assert long_inputs.cached_run(fixed).key != long_inputs.cached_run(attention).key
 
 
 def test_buckets_cover_every_length_once():
@@ -50,23 +45,21 @@ def test_bleu_by_bucket_is_sacrebleu_on_each_bucket():
         long_inputs.bleu_by_bucket(hyps[:2], groups)
 
 
-def test_finetune_runs_exactly_its_steps_and_zero_steps_do_nothing():
+def test_fit_runs_exactly_its_steps():
     model = tiny_model(0, hidden=16, emb_dim=8, src_words=6, tgt_words=6)
     pairs = [("en1 en2 en3", "fr3 fr2 fr1"), ("en4 en5", "fr5 fr4")] * 20
-    config = long_inputs.FinetuneConfig(attention=True, steps=5, batch_size=4)
-    copy = long_inputs.copy_of(model, True)
-    history = long_inputs.finetune(copy, config, pairs)
+    config = long_inputs.ScratchConfig(attention=True, steps=5, batch_size=4)
+    history = long_inputs.fit(with_attention(model), config, pairs)
     assert history.step[-1] == 5
-    assert long_inputs.finetune(copy, long_inputs.FinetuneConfig(steps=0), pairs) is None
     with pytest.raises(ValueError, match="need 400 pairs"):
-        long_inputs.finetune(copy, long_inputs.FinetuneConfig(steps=100, batch_size=4), pairs)
+        long_inputs.fit(model, long_inputs.ScratchConfig(steps=100, batch_size=4), pairs)
 
 
-@pytest.mark.parametrize("kwargs", [{"steps": -1}, {"batch_size": 0}, {"attention": 1},
-                                    {"k_max": 1.5}])
+@pytest.mark.parametrize("kwargs", [{"steps": 0}, {"batch_size": 0}, {"attention": 1},
+                                    {"k_max": 1.5}, {"hidden_size": 0}, {"dropout": 1.0}])
 def test_config_refuses_bad_settings(kwargs):
     with pytest.raises(ValueError):
-        long_inputs.FinetuneConfig(**kwargs)
+        long_inputs.ScratchConfig(**kwargs)
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -87,22 +80,23 @@ def test_config_names_an_unbounded_or_non_finite_setting(kwargs, words):
     """Each setting has a bound that says why; an lr of inf trained to non-finite weights,
     a k_max of 10**9 ran out of memory."""
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
-        long_inputs.FinetuneConfig(**kwargs)
+        long_inputs.ScratchConfig(**kwargs)
 
 
 def test_the_chapter_configs_keep_their_fields():
     """Validation adds no field: the attention chapter's run keys hash these settings."""
-    assert long_inputs._key(long_inputs.FinetuneConfig())["lr"] == 1e-3
-    assert [f.name for f in __import__("dataclasses").fields(long_inputs.FinetuneConfig)] == [
-        "attention", "steps", "batch_size", "lr", "k_max", "max_len", "seed"]
+    key = long_inputs._key(long_inputs.ScratchConfig())
+    assert key["lr"] == 2e-3 and key["hidden_size"] == 128 and len(key["corpus"]) == 64
+    assert [f.name for f in dataclasses.fields(long_inputs.ScratchConfig)] == [
+        "attention", "emb_dim", "hidden_size", "num_layers", "dropout", "steps", "batch_size",
+        "lr", "k_max", "max_len", "seed"]
 
 
-def test_finetuning_that_reaches_a_non_finite_loss_is_refused_naming_the_step():
+def test_training_that_reaches_a_non_finite_loss_is_refused_naming_the_step():
     model = tiny_model(0, hidden=16, emb_dim=8, src_words=6, tgt_words=6)
     pairs = [("en1 en2 en3", "fr3 fr2 fr1"), ("en4 en5", "fr5 fr4")] * 20
-    copy = long_inputs.copy_of(model, False)
     with torch.no_grad():
-        for weight in copy.decoder.parameters():
+        for weight in model.decoder.parameters():
             weight.fill_(float("nan"))
     with pytest.raises(FloatingPointError, match=r"non-finite .* by step \d+"):
-        long_inputs.finetune(copy, long_inputs.FinetuneConfig(steps=5, batch_size=4), pairs)
+        long_inputs.fit(model, long_inputs.ScratchConfig(steps=5, batch_size=4), pairs)

@@ -117,13 +117,13 @@ def test_what_the_experiments_say_about_their_sentences():
     # 4: three short sentences joined, the first experiment's first
     assert sum(t in (".", "!", "?") for t in tokens["joined"]) == 3
     assert EXPERIMENTS["joined"].startswith(EXPERIMENTS["look"] + " ")
-    # 1: the attention chapter's section that measures how often a row's strongest column is
-    # the last token, over the rows of every joined test source
+    # 1: the attention chapter's section that measures where the rows copying a name or number
+    # put their largest weight, over all the test sentences
     chapter = (ROOT / "book" / "attention.md").read_text(encoding="utf-8")
     section = chapter.split("\n## Reading the alignments\n", 1)[1].split("\n## ", 1)[0]
-    assert "alignment.summarize(" in section and "measured.last" in section
-    assert "section *Reading the alignments* measures how often the darkest cell of a row is " \
-        "the last token" in " ".join(_experiments_text().split())
+    assert "alignment.copy_alignment(attn_model" in section
+    assert "section *Reading the alignments* measures where the darkest cell lies in every row " \
+        "that copies a name or number" in " ".join(_experiments_text().split())
 
 
 def test_the_pages_rules_are_the_codes():

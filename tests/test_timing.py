@@ -12,12 +12,12 @@ import time
 import numpy as np
 import pytest
 import torch
+from conftest import with_attention
 from torch.utils.flop_counter import FlopCounterMode
 
 from lib.checks.attention import budget_reference
 from lib.decoder import Decoder
 from lib.experiments import timing
-from lib.experiments.long_inputs import copy_of
 from lib.experiments.reversal import reversal_model
 from lib.experiments.timing import best_times
 from lib.experiments.toy import tiny_model
@@ -269,7 +269,7 @@ def test_step_and_tanh_run_and_refuse_a_model_in_training_mode():
 
 @pytest.mark.parametrize("attention", [False, True])
 def test_step_seconds_times_a_step(attention):
-    model = copy_of(tiny_model(0, hidden=16, emb_dim=8), attention)
+    model = with_attention(tiny_model(0, hidden=16, emb_dim=8), attention)
     seconds = timing.step_seconds(model, 7, batch=4, steps=3, rounds=2)
     assert 0 < seconds < 60  # a loaded machine is slow; the point is a positive time
 

@@ -159,3 +159,9 @@ def test_share_interval_claims_a_difference_only_outside_zero():
         assert v.share_interval(lo, hi, a, b).endswith("includes zero)")
     with pytest.raises(ValueError, match="above its high end"):
         v.share_interval(1.0, -1.0, a, b)
+
+
+def test_times_as_long_names_the_machine_the_times_come_from():
+    text = v.times_as_long(3.0, 2.0, "training A", "B", machine="the machine that trained them")
+    assert text == "training A took 1.5 times as long as B on the machine that trained them"
+    assert v.times_as_long(3.0, 2.0).endswith("on the machine that built this page")

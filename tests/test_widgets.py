@@ -733,10 +733,10 @@ def test_bleu_explorer_names_the_argument_of_the_wrong_type():
 
 def test_attention_explorer_refuses_a_flag_as_its_start_step(model):
     import numpy as np
+    from conftest import with_attention
 
-    from lib.experiments.long_inputs import copy_of
     from lib.widgets import attention_explorer
-    attending = copy_of(model, attention=True, max_len=9, seed=0).eval()
+    attending = with_attention(model, max_len=9, seed=0).eval()
     with pytest.raises(ValueError, match="start must be a step between 1 and"):
         attention_explorer(attending, "I am cold.", start=True)
     view = attention_explorer(attending, "I am cold.", start=np.int64(1))

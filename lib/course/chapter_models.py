@@ -1,10 +1,11 @@
-"""A chapter's fine-tuned models, published like the reference model so readers download them.
+"""A chapter's own models, published like the reference model so readers download them.
 
-The attention chapter fine-tunes copies of the reference model (`lib.experiments.long_inputs`),
+The attention chapter trains two small models from scratch (`lib.experiments.long_inputs`),
 which takes minutes on a CPU. Each such run is a `Run`: a result cached with `lib.course.memo`
 and, when something loads it, the weights file beside it. `make release` publishes each run as
 a GitHub release (`write_release`): the tag names the run's *published* key, which hashes its
-settings (they name the reference model's key), the torch it is trained with and
+settings (for the attention chapter's: the sizes, the recipe, the data settings and the corpus
+checksum), the torch it is trained with and
 `lib.train.TRAINING_VERSION`, as the reference model's key does: not the code's text, so a
 refactor that computes the same keeps every published run. The release holds the result, the
 weights and a manifest with the key and each file's sha256 and byte count. `cached` then gives
@@ -26,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lib import __version__
 from lib import train as training
 from lib.course import memo, reference
 from lib.course.download import DownloadError, cache_dir, sha256_of
+from lib.version import __version__
 
 
 @dataclass(frozen=True)
@@ -85,14 +86,15 @@ def fetch(run: Run, left: Callable[[], float], progress: bool = False) -> None:
 
 
 def cached(runs: dict, compute: Callable[[object], object], what: str,
-           deadline: float | None = None) -> dict:
+           deadline: float | None = None, download: bool = True, train: bool = True) -> dict:
     """{label: result} of `runs` ({label: Run}, one memo name), as
     memo.cached_all gives them, the missing ones first downloaded from their releases.
 
     A result whose weights file is gone, or that cannot be read, counts as missing. A run that
     cannot be downloaded is computed (`compute(label)` must write its weights), after one line
     that says why; with $SEQ2SEQ_RECOMPUTE set, all are computed (memo) and nothing is
-    downloaded.
+    downloaded. `download=False` skips the releases; `train=False` raises FileNotFoundError
+    instead of computing a run that is not cached (or downloaded).
     """
     names = {run.name for run in runs.values()}
     if len(names) != 1:
@@ -103,8 +105,14 @@ def cached(runs: dict, compute: Callable[[object], object], what: str,
             run.result.unlink(missing_ok=True)
     name = names.pop()
     keys = {label: run.settings for label, run in runs.items()}
-    if os.environ.get("SEQ2SEQ_RECOMPUTE") or all(run.complete() for run in runs.values()):
+    recompute = bool(os.environ.get("SEQ2SEQ_RECOMPUTE"))
+    if recompute and not train:
+        raise FileNotFoundError(f"{what}: $SEQ2SEQ_RECOMPUTE asks to compute them again, and "
+                                f"training is turned off (train=False)")
+    if recompute or all(run.complete() for run in runs.values()):
         return memo.cached_all(name, keys, compute)
+    if not (download or train):
+        _refuse(runs, what, "downloading and training are turned off")
     lock_path = cache_dir() / "results" / name
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with reference.CacheLock(lock_path, "is downloading", what) as lock:
@@ -114,13 +122,23 @@ def cached(runs: dict, compute: Callable[[object], object], what: str,
         for label in missing:
             run = runs[label]
             try:
+                if not download:
+                    raise DownloadError("downloading is turned off (download=False)")
                 fetch(run, left)
             except (DownloadError, OSError) as e:
+                if not train:
+                    _refuse({label: run}, what, str(e))
                 lock.doing("is training")
                 print(f"Computing the run {label!r} of {what} here, because no usable "
                       f"published run for key {run.key} ({e}). This takes minutes on a CPU; "
                       f"the result is cached in {run.result.parent}.", flush=True)
         return memo.cached_all(name, keys, compute)
+
+
+def _refuse(runs: dict, what: str, why: str) -> None:
+    missing = [f"{label!r} ({run.result})" for label, run in runs.items() if not run.complete()]
+    raise FileNotFoundError(f"{what}: no cached run {', '.join(missing)} and training is turned "
+                            f"off (train=False); {why}")
 
 
 def write_release(run: Run, out: Path, description: str) -> dict:

@@ -10,8 +10,8 @@ server: ONNX Runtime Web runs two graphs that `torch.onnx` exports from the refe
 on them with the rules of `lib.search`. `vocab.json` holds both vocabularies and the settings the
 JavaScript needs (special ids, length caps, search defaults).
 
-A second model, the attention chapter's fine-tuned attention copy
-(`lib.experiments.long_inputs`, config `ATTENTION`), is exported beside it into <key>/attention/
+A second model, the attention chapter's attention model (`lib.experiments.long_inputs`, config
+`ATTENTION`, `lib.pretrained(attention=True)`), is exported beside it into <key>/attention/
 when its weights are cached (the chapter trains them; `make playground` runs before the
 chapters, so a cold build exports it when the site build finishes, scripts/playground_site.py).
 The same export gives its graphs (EncoderGraph and StepGraph read whether the model attends)
@@ -60,7 +60,6 @@ from lib.course.memo import load_corpus
 from lib.data import EOS, PAD, SOS, SPECIALS, UNK
 from lib.evaluate import evaluate_bleu
 from lib.experiments import long_inputs
-from lib.experiments.long_inputs import FinetuneConfig
 from lib.widgets.layers import one_layer
 
 OPSET = 17
@@ -71,9 +70,8 @@ INT8_MAX = 127
 # Bump when the exported files change for the same model: the graphs, their int8 weights,
 # vocab.json's settings or manifest.json's fields. The export key includes it.
 EXPORT_VERSION = 1
-# The attention model: the attention chapter's fine-tuned copy (book/attention.md,
-# ft_configs["attention"]); tests/test_playground.py checks the chapter still uses this config.
-ATTENTION = FinetuneConfig(attention=True)
+# The attention model: the attention chapter's (book/attention.md, lib.pretrained(attention=True)).
+ATTENTION = long_inputs.MODELS["attention"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +409,7 @@ def attention_export(target: Path) -> Path | None:
 
 def export_attention(target: Path, weights: Path | None = None, bleu: bool = True,
                      force: bool = False) -> Path | None:
-    """Write <target>/attention/ from the attention chapter's cached fine-tuned copy (or the
+    """Write <target>/attention/ from the attention chapter's cached model (or the
     checkpoint `weights`); when there are no such weights, leave things as they are and return
     `attention_export(target)`: the build never trains the copy for the Playground."""
     weights = Path(weights) if weights else long_inputs.weights_path(ATTENTION)

@@ -9,8 +9,9 @@ BLEU on the test split by more than TOLERANCE (measured here, each time, and wri
 manifest); otherwise in full precision.
 
 The attention chapter's runs (CHAPTER_RUNS) go beside it, one folder per release,
-<out>/<tag>/ (lib.course.chapter_models.write_release): the result and fine-tuned weights as
-the build computed them, byte for byte, which `lib.experiments.long_inputs.cached_runs` downloads.
+<out>/<tag>/ (lib.course.chapter_models.write_release): the result and trained weights as
+the build computed them, byte for byte, which `lib.experiments.long_inputs.cached_runs` downloads
+(`lib.pretrained(attention=True)`).
 """
 
 from __future__ import annotations
@@ -24,19 +25,17 @@ from pathlib import Path
 
 import torch
 
-from lib import __version__
 from lib.course import chapter_models, checkpoint, reference
 from lib.course.download import sha256_of
 from lib.course.memo import load_corpus
 from lib.evaluate import evaluate_bleu
 from lib.experiments import long_inputs
-from lib.experiments.long_inputs import FinetuneConfig
 from lib.search import DEFAULT_BEAM
+from lib.version import __version__
 
 TOLERANCE = 0.1  # BLEU points that half precision may cost, greedy and beam search
-# The attention chapter's runs, as book/attention.md names them (`ft_configs`).
-CHAPTER_RUNS = {"reference as it is": FinetuneConfig(steps=0), "fixed vector": FinetuneConfig(),
-                "attention": FinetuneConfig(attention=True)}
+# The attention chapter's runs, as book/attention.md names them.
+CHAPTER_RUNS = long_inputs.MODELS
 
 
 def _bleu(model, test) -> dict[str, float]:
@@ -98,14 +97,14 @@ def write_runs(out: Path, configs: dict | None = None) -> list[dict]:
     long_inputs.cached_runs(configs)
     manifests = []
     for label, config in configs.items():
-        weights = " and its fine-tuned weights" if config.steps else ""
-        description = (f"The attention chapter's run {label!r} ({config}): its result{weights}, "
+        description = (f"The attention chapter's model {label!r} ({config}): its result and "
+                       f"weights, "
                        "which `lib.experiments.long_inputs.cached_runs` downloads when it is "
                        "not cached.")
         run = long_inputs.cached_run(config)
         manifests.append(chapter_models.write_release(run, Path(out), description))
     tags = {manifest["tag"] for manifest in manifests}
-    for stale in Path(out).glob("long-inputs-*"):  # one key per run in a release folder
+    for stale in Path(out).glob(f"{long_inputs.NAME}-*"):  # one key per run in a release folder
         if stale.is_dir() and stale.name not in tags:
             shutil.rmtree(stale)
     return manifests

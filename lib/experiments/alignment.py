@@ -20,6 +20,9 @@ sentence the row
   one whose strongest sentence is always the same scores about 1/k;
 - **last part**: whether that sentence is the last one of the source.
 
+And one measure with a right answer: where a row looks while it writes a name or a number it
+copies from the source (`copy_alignment`): on that word's column, the one after it, or elsewhere.
+
     weights = greedy_weights(model, sources)                   # [(T, S)], one per source
     parts = [part_lengths(p) for p in group_parts(held_out, groups, k_max)]
     stats = summarize(weights, parts)                          # Alignment: means over all rows
@@ -28,6 +31,7 @@ sentence the row
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import torch
@@ -259,10 +263,12 @@ def table(measured: Alignment) -> str:
 
 
 @torch.no_grad()
-def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torch.Tensor]:
+def greedy_weights(model, sources: list[str], batch_size: int = 64, with_tokens: bool = False
+                   ) -> list:
     """For each English source, the weights (T, S) with which `model` wrote its greedy output
     (as `model.translate` decodes it: source cap on), up to and including <eos>; on the CPU, in
-    the order of `sources`. Batches are sorted by length, so little is padded."""
+    the order of `sources`. Batches are sorted by length, so little is padded. With
+    `with_tokens`, each item is (weights, the output's T tokens as strings)."""
     if not model.attends:
         raise ValueError("this model has no attention: there are no weights to measure")
     if not is_int(batch_size) or batch_size < 1:
@@ -281,9 +287,62 @@ def greedy_weights(model, sources: list[str], batch_size: int = 64) -> list[torc
                 tokens = ids[row].tolist()
                 T = tokens.index(EOS) + 1 if EOS in tokens else sum(t != PAD for t in tokens)
                 out[i] = weights[row, :T, :int(lengths[row])]
+                if with_tokens:
+                    out[i] = (out[i], [model.tgt_vocab.itos[t] for t in tokens[:T]])
     finally:
         model.train(was_training)
     return out
+
+
+# A word an output copies from its source: a name (a capital, then letters) or a number, which
+# French writes as English does. Common words are left out: "a" or "pas" may look alike in both
+# languages without being a translation of each other.
+COPYABLE = re.compile(r"[A-Z][a-z]+|[0-9]+")
+
+
+def copied_words(source: list[str], output: list[str]) -> list[tuple[int, int]]:
+    """[(output row t, source column j)] for each name or number (COPYABLE) that occurs exactly
+    once in the source and once in the output: the rows that write a word read off the source,
+    and the column they copy it from."""
+    pairs = []
+    for token in set(source) & set(output):
+        if COPYABLE.fullmatch(token) and source.count(token) == 1 and output.count(token) == 1:
+            pairs.append((output.index(token), source.index(token)))
+    return sorted(pairs)
+
+
+@dataclass(frozen=True)
+class CopyAlignment:
+    """Of `rows` output rows that copy a name or number (from `sources` sources), the share
+    whose strongest column is the copied word's (`on_word`), the one after it (`after_word`: a
+    one-way encoder's state h_{j+1} has read word j too), and either."""
+
+    sources: int
+    rows: int
+    on_word: float
+    after_word: float
+
+    @property
+    def either(self) -> float:
+        return self.on_word + self.after_word
+
+
+def copy_alignment(model, sources: list[str]) -> CopyAlignment:
+    """Where `model` looks while it writes a word it copies: `copied_words` in its greedy
+    outputs for `sources`, and the strongest column of each such row."""
+    on, after, rows, used = 0, 0, 0, 0
+    for source, (weights, output) in zip(sources, greedy_weights(model, sources,
+                                                                 with_tokens=True)):
+        pairs = copied_words(tokenize(source), output)
+        used += bool(pairs)
+        for t, j in pairs:
+            top = int(weights[t].argmax())
+            rows += 1
+            on += top == j
+            after += top == j + 1
+    if not rows:
+        raise ValueError("no output copies a name or number of its source: nothing to measure")
+    return CopyAlignment(sources=used, rows=rows, on_word=on / rows, after_word=after / rows)
 
 
 def group_parts(held_out: list[tuple[str, list[str]]], groups, k_max: int, seed: int = 0
@@ -333,7 +392,7 @@ BLOCK_MARGIN = 0.15
 
 
 def alignment_kind(entropy: float, peak: float, last: float, block: float, uniform_block: float,
-                   current: float, chance_current: float) -> str:
+                   current: float, chance_current: float, last_part: float = math.nan) -> str:
     """Which reading the measured weights of an attention model support (the means of
     `summarize`):
 
@@ -342,14 +401,17 @@ def alignment_kind(entropy: float, peak: float, last: float, block: float, unifo
     least PEAKED of a row's weight on average, 'tilt' if less (diffuse weights whose weak peak is
     the last token); else 'blocks' when the sentence a row draws on most holds BLOCK_MARGIN more
     weight than uniform weights put there AND is the sentence being translated (`current`) in at
-    least half the rows and BLOCK_MARGIN above chance; else 'peaked' or 'spread' by the peak.
-    block, uniform_block, current and chance_current may be nan (no source of two sentences):
-    then no 'blocks'."""
+    least half the rows and BLOCK_MARGIN above chance; else 'last part' when the sentence a row
+    draws on most is the source's last one (`last_part`) in at least half the rows and
+    BLOCK_MARGIN above chance; else 'peaked' or 'spread' by the peak. block, uniform_block,
+    current, chance_current and last_part may be nan (no source of two sentences): then neither
+    'blocks' nor 'last part'."""
     for name, share in (("entropy", entropy), ("peak", peak), ("last", last)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
     for name, share in (("block", block), ("uniform_block", uniform_block),
-                        ("current", current), ("chance_current", chance_current)):
+                        ("current", current), ("chance_current", chance_current),
+                        ("last_part", last_part)):
         if not (math.isnan(share) or 0.0 <= share <= 1.0):
             raise ValueError(f"{name} must be a share between 0 and 1 (or nan), got {share!r}")
     if entropy >= NEAR_UNIFORM:
@@ -359,4 +421,6 @@ def alignment_kind(entropy: float, peak: float, last: float, block: float, unifo
     if (block >= uniform_block + BLOCK_MARGIN and current >= 0.5
             and current >= chance_current + BLOCK_MARGIN):  # False when any is nan
         return "blocks"
+    if last_part >= 0.5 and last_part >= chance_current + BLOCK_MARGIN:  # False when nan
+        return "last part"
     return "peaked" if peak >= PEAKED else "spread"

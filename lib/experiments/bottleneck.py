@@ -21,21 +21,12 @@ is the same model family and the same code as the course's translator, only smal
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import torch
 
-import lib.attention
-import lib.data
-import lib.decoder
-import lib.encoder
-import lib.experiments.reversal
-import lib.head
-import lib.model
-import lib.search
 import lib.train
 from lib.attention import attention_weights
 from lib.course import memo
@@ -179,17 +170,34 @@ def bucket_accuracy(table: dict, buckets) -> dict:
     return out
 
 
+def longest_reversed(table: dict, share: float = 0.5) -> int:
+    """The longest length L such that at every length up to L at least `share` of the test
+    sequences are reversed exactly: where a model breaks (the shortest length minus one when it
+    fails at once)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be above 0 and at most 1, got {share!r}")
+    lengths = sorted(table)
+    if not lengths:
+        raise ValueError("an empty table has no lengths")
+    longest = lengths[0] - 1
+    for n in lengths:
+        if table[n].sequence < share:
+            break
+        longest = n
+    return longest
+
+
 def cached_tests(configs: dict) -> dict:
     """{label: (table, result)}: `run_test` for each of `configs` ({label: BottleneckConfig}),
-    from the disk when the same config and code ran before, the missing ones side by side
-    (`lib.course.memo.cached_all`, keyed by the config and the source of every module the run uses).
+    from the disk when the same config ran before, the missing ones side by side
+    (`lib.course.memo.cached_all`, keyed by the config and lib.train.TRAINING_VERSION, as the
+    course's models are: not the code's text, so a change of what the run computes bumps it).
 
     table is {length: Accuracy}, result the whole JSON result.
     """
-    code = (sys.modules[__name__], lib.experiments.reversal, lib.model, lib.encoder, lib.decoder,
-            lib.attention, lib.head, lib.train, lib.search, lib.data)
-    keys = {label: asdict(c) for label, c in configs.items()}  # each trains on one thread
+    keys = {label: {**asdict(c), "training_version": lib.train.TRAINING_VERSION}
+            for label, c in configs.items()}  # each trains on one thread
     results = memo.cached_all("bottleneck-reversal", keys,
-                              lambda label: run_test(configs[label]), code)
+                              lambda label: run_test(configs[label]))
     return {label: ({int(n): Accuracy(s, t, int(k)) for n, (s, t, k) in r["table"].items()}, r)
             for label, r in results.items()}

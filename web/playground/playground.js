@@ -11,7 +11,7 @@
  * and S2S.draw.beam (lib/widgets/static/), from the same data as in the chapters.
  *
  * Two models: the reference model (model/) and, when the build exported it, the attention
- * chapter's fine-tuned attention copy (model/attention/). The attention model's graphs also give
+ * chapter's attention model (model/attention/). The attention model's graphs also give
  * the keys W_h h_j (encoder) and each step's weights over the source (decoder step); the page
  * draws them as a heatmap (source x target) for the translation and for each hypothesis beam
  * search finished. It is downloaded only when the reader switches to it, so it never delays the

@@ -1,7 +1,7 @@
 """The sentences of the attention chapter (book/attention.md): the reversal toy's loss curves and
-exact reversals, where its attention lies, the joined-input fine-tuning and the alignment of its
-weights, and what a decoder step costs against the source length (the slopes, the count of
-multiply-adds and where the two cross)."""
+exact reversals, where its attention lies, the two real-language models by source length and the
+alignment of their weights, and what a decoder step costs against the source length (the slopes,
+the count of multiply-adds and where the two cross)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,27 @@ def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
             f"exact reversals {f} and the attention decoder's {a}; {end}")
 
 
+def size_verdict(fixed: dict[int, int], attention: dict[int, int], longest: int) -> str:
+    """The reversal toy by state size: {units: the longest length reversed exactly at least half
+    the time} for each decoder (`lib.experiments.bottleneck.longest_reversed`), and the longest
+    length tested. Says whether the fixed vector's grows with every larger state and whether
+    attention's reaches the longest tested at every size. Capitalised, no full stop."""
+    for name, runs in (("fixed", fixed), ("attention", attention)):
+        if not runs or any(not 0 <= n <= longest for n in runs.values()):
+            raise ValueError(f"{name}: lengths from 0 to {longest} for at least one size")
+    f = [fixed[h] for h in sorted(fixed)]
+    units = ", ".join(str(h) for h in sorted(fixed))
+    grows = len(f) > 1 and all(y > x for x, y in zip(f, f[1:]))
+    if all(n == longest for n in attention.values()):
+        held = f"attention's reaches the longest tested, {longest}, at every size tried"
+    else:
+        held = "attention's falls short of the longest tested at " + ", ".join(
+            f"{h} units ({n})" for h, n in sorted(attention.items()) if n < longest)
+    return (f"The longest length the fixed vector reverses exactly at least half the time "
+            f"{'grows' if grows else 'does not grow'} with its state ("
+            + ", ".join(str(n) for n in f) + f" digits at {units} units); {held}")
+
+
 def anti_diagonal(copied: float, after: float) -> str:
     """Where the reversal model's attention lies, from two shares (0-1) measured over the rows
     of a heatmap: on the column of the digit being copied, and on the column just after it (the
@@ -71,46 +92,42 @@ def anti_diagonal(copied: float, after: float) -> str:
     return "mostly away from the anti-diagonal and the column right of it"
 
 
-def long_input_conclusion(lo: float, hi: float) -> str:
-    """What the joined-input fine-tuning may conclude, from the 95 % interval of attention's
-    BLEU minus the fixed vector's on the long inputs. The two copies differ in more than the path
-    to every source state (a new layer, a step loop), so no outcome names a cause."""
+def length_finding(fixed: Sequence[float], attention: Sequence[float], lo: float, hi: float,
+                   tolerance: float = 1.0) -> str:
+    """The real-language finding: BLEU by source-length bucket (shortest first) of the two
+    models trained from scratch, and the paired bootstrap's 95 % interval (lo, hi) of attention
+    minus fixed vector on the long sources. One sentence, no full stop."""
+    if len(fixed) != len(attention) or len(fixed) < 2:
+        raise ValueError("one BLEU per bucket for each model, at least two buckets")
+    f, a = trend(fixed, tolerance), trend(attention, tolerance)
     side = side_of_zero(lo, hi)
-    if side == "above":
-        return ("At this budget the attention copy scores higher on the long inputs; which of its "
-                "differences from the fixed-vector copy gives the gain, and how the gap would move "
-                "with more training, this run does not measure")
-    if side == "below":
-        return ("At this budget the attention copy scores lower on the long inputs; which of its "
-                "differences from the fixed-vector copy costs it, and how the gap would move with "
-                "more training, this run does not measure")
-    return ("At this budget the two copies cannot be told apart on the long inputs, so this run "
-            "neither shows the bottleneck nor its removal; whether the attention copy had "
-            "learned to attend at all, the alignments below say")
+    ahead = {"above": "attention is ahead on the long sources, beyond the noise of the sample",
+             "below": "attention is behind on the long sources, beyond the noise of the sample",
+             }.get(side, "on the long sources the two cannot be told apart")
+    return (f"From short sources to long ones the fixed-vector model's BLEU {f} and the "
+            f"attention model's {a}; {ahead}")
 
 
-def parts_by_length(table: Sequence[tuple[str, dict[int, int]]]) -> str:
-    """Whether the source-length buckets of joined sources also sort them by the number of
-    sentences joined: table is [(bucket label, {sentences joined: sources})] from short to long.
-    Lists each bucket's most common number (the page shows the counts); says the two go
-    together only when that number grows from every bucket to the next."""
-    if len(table) < 2 or any(not counts or sum(counts.values()) < 1 for _, counts in table):
-        raise ValueError("need at least two buckets, each with at least one source")
-    modes = []
-    for label, counts in table:
-        k, n = max(counts.items(), key=lambda item: (item[1], -item[0]))
-        modes.append((label, k, n, sum(counts.values())))
-    listed = ", ".join(str(k) for _, k, _, _ in modes)
-    if all(b[1] > a[1] for a, b in zip(modes, modes[1:])):
-        return (f"the most common number of joined sentences grows from every bucket to the next "
-                f"({listed}), so this comparison cannot tell longer inputs from more sentences "
-                f"in one input")
-    return (f"the most common number of joined sentences does not grow from every bucket to the "
-            f"next ({listed}), so the buckets do not stand one to one for numbers of sentences")
+def copy_reading(on_word: float, after_word: float) -> str:
+    """Where an attention model looks while it writes a name or number it copies
+    (`lib.experiments.alignment.CopyAlignment`'s shares, 0-1): a phrase to follow "the row's
+    strongest column is"."""
+    for name, share in (("on_word", on_word), ("after_word", after_word)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be a share between 0 and 1, got {share!r}")
+    if on_word + after_word > 1.0 + 1e-9:
+        raise ValueError("a row's strongest column is on the word or after it, not both")
+    if on_word >= 0.5:
+        return "the copied word's own column in most rows"
+    if after_word >= 0.5:
+        return "the column just after the copied word in most rows"
+    if on_word + after_word >= 0.5:
+        return "the copied word's column or the one after it in most rows, neither alone"
+    return "elsewhere than the copied word or the one after it in most rows"
 
 
 def alignment_reading(*measured: float) -> str:
-    """What the measured weights of the fine-tuned attention copy say
+    """What the measured weights of an attention model say
     (`lib.experiments.alignment.alignment_kind`, same arguments), as a sentence of its own
     (capitalised, no full stop) after the page's sentences of measured values."""
     kind = alignment_kind(*measured)
@@ -118,7 +135,7 @@ def alignment_reading(*measured: float) -> str:
         tilt = ("; they tilt towards the last source token, the summary h_S"
                 if measured[2] >= 0.5 else "")
         return (f"So these weights are close to uniform (an entropy of at least "
-                f"{100 * NEAR_UNIFORM:.0f} % of log S): in this budget the copy has not learned "
+                f"{100 * NEAR_UNIFORM:.0f} % of log S): in this budget the model has not learned "
                 f"to align{tilt}")
     if kind == "tilt":
         return ("So these weights are diffuse (a row's peak holds under half its weight on "
@@ -129,10 +146,13 @@ def alignment_reading(*measured: float) -> str:
                 "in most rows that column is the last source token, the summary its decoder was "
                 "trained to read: no word alignment shows")
     if kind == "blocks":
-        return (f"So the copy aligns by sentence: in most rows the sentence being translated "
+        return (f"So the model aligns by sentence: in most rows the sentence being translated "
                 f"gets the most weight, on average at least {100 * BLOCK_MARGIN:.0f} points "
                 f"above uniform; whether, within a sentence, it falls on the right words, these "
                 f"measures do not say")
+    if kind == "last part":
+        return ("So in most rows the sentence drawing the most weight is the source's last one, "
+                "well above chance, not the one being translated")
     if kind == "peaked":
         return ("So a row's strongest column holds on average at least half its weight, yet is "
                 "not the last token in most rows, nor do rows follow the sentences in order: "
@@ -140,24 +160,6 @@ def alignment_reading(*measured: float) -> str:
     return ("So these weights are diffuse (a row's peak holds under half its weight on average) "
             "but not uniform, their peak not mostly on the last token, nor following the "
             "sentences in order: no alignment by position or sentence shows")
-
-
-def alignment_summary(*measured: float) -> str:
-    """The same reading as a predicate for the summary: 'the fine-tuned copy's weights ... '."""
-    return {
-        "uniform": "are close to uniform: it did not learn to align in this budget",
-        "tilt": ("are diffuse and tilted towards the end of the source, their weak peak on the "
-                 "last source token in most rows: no word alignment shows in this budget"),
-        "last": ("hold on average at least half of a row's weight on its strongest column, "
-                 "which is the last source token in most rows: no word alignment shows"),
-        "blocks": ("follow the joined sentences in order, one at a time: it aligns by sentence, "
-                   "and these measures say nothing finer"),
-        "peaked": ("hold on average at least half of a row's weight on its strongest column, "
-                   "not the last token in most rows, and do not follow the sentences in order: "
-                   "what they align with, these measures do not say"),
-        "spread": ("are diffuse, neither on the last token nor in the order of the sentences: no "
-                   "alignment by position or by sentence shows"),
-    }[alignment_kind(*measured)]
 
 
 def _figure(x: float, signed: bool = False, extra: int = 0) -> str:
