@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 
 import numpy as np
 import pytest
@@ -73,6 +74,29 @@ def test_live_script_goes_only_into_pages_with_live_views(tmp_path):
         (site / "index.html").read_text(encoding="utf-8")
     for rel in ("book/bleu.html", "book/playground.html", "_static/x.html"):
         assert "live.js" not in (site / rel).read_text(encoding="utf-8"), rel
+
+
+def test_live_js_draws_each_view_with_its_own_scripts(tmp_path):
+    """live.js loads files the site has (the widgets' scripts that scripts/playground_site.py
+    copies, then playground.js), and draws each view with the drawings its Python View names."""
+    import json
+
+    from lib.widgets import AttentionView, BeamView, HiddenView, StepperView
+
+    script = LIVE_JS.read_text(encoding="utf-8")
+    files = re.findall(r'"([\w/]+\.js)"', script.split("var SCRIPTS = ", 1)[1].split(";", 1)[0])
+    assert files[-1] == "playground.js" and files[0] == "widgets/common.js"
+    shipped = {f"widgets/{name}" for name in playground_site.WIDGET_FILES} | \
+        set(playground_site.PAGE_FILES)
+    assert set(files) <= shipped, set(files) - shipped
+    kinds = script.split("var KINDS = ", 1)[1].split("};", 1)[0]
+    names = {kind: json.loads(drawn) for kind, drawn in
+             re.findall(r'(\w+): \{model: "\w+", names: (\[[^\]]*\])', kinds)}
+    views = {v.kind: v for v in (HiddenView, StepperView, BeamView, AttentionView)}
+    assert names == {kind: list(view.scripts) for kind, view in views.items()}
+    for kind in views:
+        assert f"s2sw s2sw-{kind}" in playground_site.LIVE_VIEWS
+        assert f"widgets/{kind}.js" in files
 
 
 def test_the_hidden_views_map_carries_its_pca():

@@ -7,7 +7,9 @@ Nothing is loaded from anywhere: no CDN, no require.js, no URL at all.
 Who draws what. Python computes every view's numbers (tokens, states, unit selection, PCA
 coordinates, the search's nodes and scores, BLEU's counts) and puts them in `data`; JavaScript
 draws every view from that data alone, one drawing per picture (the Playground page calls the
-hidden and beam drawings with data it computes in the browser):
+hidden and beam drawings with data it computes in the browser, and on the website a chapter's
+hidden-state, stepper, beam and attention views are drawn again, by the same drawings, for a
+sentence the reader types: web/playground/live.js):
 
     hidden (HiddenView)       static/hidden.js, S2S.draw.hidden: heatmaps, trajectories, controls
     map (ContextMapView)      static/map.js, S2S.draw.map: the map of many sentences' contexts

@@ -17,10 +17,15 @@
  * search finished. It is downloaded only when the reader switches to it, so it never delays the
  * reference model's first translation.
  *
+ * The chapters' live views use the same engine: on a chapter page, live.js loads this script
+ * (which then loads no model by itself) when the reader first uses a view's form, and asks for
+ * the view's data as lib's views compute it (hiddenView, stepperView, beamView, attentionView:
+ * lib.widgets' capture functions and view data, with their length caps).
+ *
  * Nothing is fetched from outside the site: the runtime, its wasm, the widgets' scripts and the
  * model are served from ../_static/playground/ (scripts/playground_site.py copies them there),
- * and only this page loads them. window.S2SPlayground exposes the functions, which
- * tests/test_playground.py drives.
+ * and only this page and live.js load them. window.S2SPlayground exposes the functions, which
+ * tests/test_playground.py and tests/test_live_views.py drive.
  */
 /* global ort, S2S */
 (function () {
