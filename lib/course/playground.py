@@ -23,6 +23,14 @@ two more outputs and other source inputs:
 
 (one sentence, so no padding and no mask; the N hypotheses share its memory).
 
+The chapters' live views on the website (web/playground/live.js: the hidden-state explorer, the
+decoder stepper, the beam explorer and the attention explorer redrawn for a sentence the reader
+types) run these same files and need nothing more: the encoder's states are every layer's at
+every token (the heatmaps and the PCA of the encoder), each step returns every layer's state
+(the decoder's) and log P over the whole vocabulary (the stepper's top k and ranks, the beam's
+candidates), and the attention model's steps their weights; the page's JavaScript builds the
+views' data from them as lib.widgets does.
+
 Size: the float32 weights would be four times the page's 15 MB budget, so every weight matrix is
 stored as int8 with one float32 scale per row (symmetric, per output unit) and an ONNX
 `DequantizeLinear` in front of the node that reads it: the runtime computes in float32 with the
