@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import json
 import os
 import shutil
 import statistics
@@ -35,7 +36,9 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench.common import cpu_model
-from lib.course import playground
+from lib.course import checkpoint, playground, reference
+from lib.experiments import long_inputs
+from lib.widgets import attention_explorer, beam_explorer, decoder_stepper, hidden_state_explorer
 from scripts import playground_site
 
 SENTENCE = "Tom wants to go to the park."  # 7 words, as in tests/test_playground.py
@@ -79,17 +82,6 @@ def row(name: str, times: list[float], target: float = TARGET_MS) -> str:
 def live_views(export: Path, attention: Path | None) -> dict[str, list[str]]:
     """One page with the chapters' live views, rendered by Python as the chapters render them
     (the reference model's; the attention model's when it is exported)."""
-    import json
-
-    from lib.course import checkpoint, reference
-    from lib.experiments import long_inputs
-    from lib.widgets import (
-        attention_explorer,
-        beam_explorer,
-        decoder_stepper,
-        hidden_state_explorer,
-    )
-
     model = reference.pretrained(progress=False)
     views = [hidden_state_explorer(model, "I am cold."), decoder_stepper(model, "I am cold.",
                                                                          top_k=6),

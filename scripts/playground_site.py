@@ -36,6 +36,7 @@ chapter views (tests/test_live_views.py).
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 from pathlib import Path
@@ -161,8 +162,6 @@ def setup(app) -> dict:
 def main(argv=None) -> None:
     """Redo what the build does at its end in an already built site: the Playground's files
     and live.js in the chapter pages, without executing the chapters again."""
-    import argparse
-
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     args = parser.parse_args(argv)
