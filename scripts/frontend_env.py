@@ -141,7 +141,10 @@ def classic_env(log=print) -> Path:
     start = time.perf_counter()
     log(f"building the classic Notebook environment in {home} (a few minutes, once)")
     _run([sys.executable, "-m", "venv", env], "creating the virtual environment")
-    pip = [python_of(env), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    # --no-compile: Python compiles what the server and its kernels import, once (as in
+    # colab_env.create_env: byte-compiling everything took longer than installing it)
+    pip = [python_of(env), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+           "--no-compile"]
     _run(pip + [pins[0]], f"installing {pins[0]}")  # torch first and alone, as Colab's image
     _run(pip + pins[1:], "installing the pinned packages")
     _run(pip + ["--no-deps", "-e", ROOT], "installing lib from the working tree")

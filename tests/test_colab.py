@@ -14,13 +14,17 @@ kernel of that environment, with nothing of this machine's state:
 
 - an empty HOME (so an empty cache) of its own per notebook, as every Colab notebook gets its
   own runtime; no $SEQ2SEQ_DATA, no $SEQ2SEQ_CACHE; the working directory is an empty folder,
-  so no ../shared beside it either;
-- the reference checkpoint and the attention chapter's runs published by `make release`
+  so no ../shared beside it either. One exception, FROM_THE_BUILD: the attention chapter's
+  reversal toys, which the website build has just trained with the same settings, training
+  code version and torch (lib.course.memo's file names key all three), are copied into its
+  cache; training them again here would take minutes and prove nothing that the build's run of
+  the same cells does not;
+- the reference checkpoint and the attention chapter's models published by `make release`
   (_build/release/), served on 127.0.0.1 at the URL the package derives, redirected by the one
   documented override ($SEQ2SEQ_RELEASE_URL).
 
 It fails if the setup cell changed a preinstalled package, if `lib` comes from anywhere but the
-installed package, if any cell fails, if the reference model or the attention chapter's copies
+installed package, if any cell fails, if the reference model or the attention chapter's models
 would be trained (the probe cell replaces the training functions by ones that fail the
 notebook), if the corpus is fetched from anywhere (the same for the download function; the
 packaged copy must be what is read), if a published file is not fetched exactly once, or if
@@ -45,7 +49,6 @@ import pytest
 from conftest import ROOT, serving
 
 import scripts.colab_env
-from lib.course import release
 from lib.experiments import long_inputs
 from scripts import colab_setup, toc
 
@@ -55,6 +58,12 @@ GITHUB = WORK / "github"  # the local stand-in for https://github.com/
 RELEASE = ROOT / "_build" / "release"  # written by `make release`
 NOTEBOOKS = ROOT / "_build" / "notebooks"  # written by `make notebooks`
 PROBE = "COLAB-PROBE"
+# {chapter: lib.course.memo names}: results a cold start reads from the build's cache instead of
+# computing them. memo names a result's file by what it depends on (here the toy's settings,
+# lib.train.TRAINING_VERSION and the torch version, which is the same build here: COLAB_TORCH),
+# so a file whose name matches is the result the notebook would compute; one that does not is
+# never read.
+FROM_THE_BUILD = {"attention": ("bottleneck-reversal",)}
 FIRST_LOAD_LIMIT = 30.0  # seconds for the first cell that loads the reference model
 TIMINGS: dict[str, float] = {}
 
@@ -91,7 +100,7 @@ def run_requests() -> list[str]:
     """What the attention chapter fetches from the release server: each run's manifest and
     files (lib.course.chapter_models), in the chapter's order, each once."""
     paths = []
-    for config in release.CHAPTER_RUNS.values():
+    for config in long_inputs.MODELS.values():
         run = long_inputs.cached_run(config)
         paths += [f"/{run.tag}/manifest.json"] + [f"/{run.tag}/{name}" for name in run.files()]
     return paths
@@ -153,7 +162,7 @@ def stand_in(colab_env):
 
 def probe_cell() -> nbformat.NotebookNode:
     """Run right after the setup cell: where `lib` comes from; training the reference model or
-    the attention chapter's copies and fetching the corpus are replaced by functions that fail
+    the attention chapter's models and fetching the corpus are replaced by functions that fail
     the notebook."""
     return nbformat.v4.new_code_cell(f"""\
 import json
@@ -173,7 +182,7 @@ def _refuse(what):
 
 
 lib.course.reference.train_reference = _refuse("trained the reference model")
-lib.experiments.long_inputs.run = _refuse("fine-tuned the attention chapter's copies")
+lib.experiments.long_inputs.run = _refuse("trained the attention chapter's models")
 lib.course.download.fetch_corpus = _refuse("downloaded the corpus")
 report = {{"lib": lib.__file__, "version": metadata.version("seq2seq-course-lib"),
           "corpus": str(lib.data.corpus_path()), "packaged": str(lib.data.PACKAGED_CORPUS),
@@ -205,16 +214,16 @@ def prepared_notebook(colab_env, path: Path, repository: Path):
     return nb, i + 1
 
 
-def execute(colab_env, nb, what: str, cwd: Path, env_vars: dict) -> None:
-    """Run `nb` in a kernel of the Colab-like environment; a failing cell fails the test with
-    its traceback."""
+def execute(colab_env, nb, cwd: Path, env_vars: dict) -> str | None:
+    """Run `nb` in a kernel of the Colab-like environment; None, or the failing cell's
+    traceback."""
     from nbclient.exceptions import CellExecutionError
 
     try:
         colab_env.run_notebook(nb, ENV, cwd, env_vars)
     except CellExecutionError as error:
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's terminal colours
-        pytest.fail(f"{what} failed in the Colab-like environment:\n{text}", pytrace=False)
+        return re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the traceback's terminal colours
+    return None
 
 
 def cold_runtime(name: str, release_url: str) -> tuple[Path, dict]:
@@ -225,6 +234,26 @@ def cold_runtime(name: str, release_url: str) -> tuple[Path, dict]:
     (root / "home").mkdir(parents=True)
     (root / "content").mkdir()
     return root / "content", {"HOME": str(root / "home"), "SEQ2SEQ_RELEASE_URL": release_url}
+
+
+def kernel_results(home: Path) -> Path:
+    """Where memo keeps results in a kernel with this HOME and no $SEQ2SEQ_CACHE
+    (lib.course.download.cache_dir)."""
+    return home / ".cache" / "seq2seq-course" / "results"
+
+
+def copy_from_the_build(names, home: Path) -> int:
+    """Copy the build's memo results called `names` into the cache a kernel with this HOME reads;
+    returns how many files."""
+    from lib.course.download import cache_dir
+
+    source = cache_dir() / "results"
+    target = kernel_results(home)
+    files = [path for name in names for path in sorted(source.glob(f"{name}-*.json"))]
+    target.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.copy2(path, target / path.name)
+    return len(files)
 
 
 def check_lib_is_installed(report: dict, site: Path, where: str) -> None:
@@ -246,18 +275,42 @@ def cell_seconds(cell) -> float:
     return (end - start).total_seconds()
 
 
+def cold_start(colab_env, chapter: str, stand_in: Path, release_server) -> dict:
+    """Run `chapter`'s reader notebook in a cold runtime of the Colab-like environment; what
+    the tests read afterwards: the notebook, its probe's index, the kernel's variables, what it
+    fetched from the release server and the failing cell's traceback (None)."""
+    release_url, _, requests = release_server
+    nb, probe = prepared_notebook(colab_env, reader_notebook(chapter), stand_in)
+    cwd, env_vars = cold_runtime(chapter, release_url)
+    if chapter in FROM_THE_BUILD:
+        TIMINGS[f"{chapter}: results copied from the build"] = copy_from_the_build(
+            FROM_THE_BUILD[chapter], Path(env_vars["HOME"]))
+    already = len(requests)
+    start = time.perf_counter()
+    try:
+        error = execute(colab_env, nb, cwd, env_vars)
+    finally:
+        TIMINGS[chapter] = time.perf_counter() - start
+        (WORK / "executed").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, WORK / "executed" / f"{chapter}.ipynb")
+    return {"nb": nb, "probe": probe, "env": env_vars, "fetched": requests[already:],
+            "error": error}
+
+
 @pytest.fixture(scope="module")
 def installed(colab_env, fresh_env, stand_in, release_server):
-    """Run the first reader notebook's setup cell alone in a kernel of the fresh environment."""
+    """The first chapter's cold start, which is also the first install into the fresh
+    environment: what its setup cell installed is read after the whole notebook ran (a failing
+    later cell fails that chapter's test, not this fixture)."""
     site = colab_env.site_packages(ENV)
-    nb, probe = prepared_notebook(colab_env, reader_notebook(CHAPTERS[0]), stand_in)
-    nb.cells = nb.cells[probe - 1: probe + 1]  # the setup cell and the probe
-    cwd, env_vars = cold_runtime("setup", release_server[0])
-    start = time.perf_counter()
-    execute(colab_env, nb, f"the setup cell of {CHAPTERS[0]}.ipynb", cwd, env_vars)
-    TIMINGS["setup cell (first run)"] = time.perf_counter() - start
+    first = cold_start(colab_env, CHAPTERS[0], stand_in, release_server)
+    try:
+        report = probe_report(first["nb"].cells[first["probe"]])
+    except AssertionError:  # the setup cell or the probe failed: say how
+        pytest.fail(f"the setup cell of {CHAPTERS[0]}.ipynb failed in the Colab-like "
+                    f"environment:\n{first['error']}", pytrace=False)
     return {"before": fresh_env, "after": colab_env.installed_versions(ENV), "site": site,
-            "report": probe_report(nb.cells[1])}
+            "report": report, "first": first}
 
 
 @pytest.mark.slow
@@ -280,28 +333,26 @@ def test_setup_cell_keeps_colab_packages(colab_env, installed):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_reader_notebook_cold_start_in_colab(colab_env, installed, stand_in, release_server,
                                              chapter):
-    release_url, manifest, requests = release_server
-    nb, probe = prepared_notebook(colab_env, reader_notebook(chapter), stand_in)
-    cwd, env_vars = cold_runtime(chapter, release_url)
-    already = len(requests)
-    start = time.perf_counter()
-    try:
-        execute(colab_env, nb, f"{chapter}.ipynb", cwd, env_vars)
-    finally:
-        TIMINGS[chapter] = time.perf_counter() - start
-        (WORK / "executed").mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, WORK / "executed" / f"{chapter}.ipynb")
-    report = probe_report(nb.cells[probe])
+    """The first chapter ran in `installed`; every other one runs here."""
+    _, manifest, _ = release_server
+    run = (installed["first"] if chapter == CHAPTERS[0]
+           else cold_start(colab_env, chapter, stand_in, release_server))
+    if run["error"]:
+        pytest.fail(f"{chapter}.ipynb failed in the Colab-like environment:\n{run['error']}",
+                    pytrace=False)
+    nb, env_vars, fetched = run["nb"], run["env"], run["fetched"]
+    report = probe_report(nb.cells[run["probe"]])
     check_lib_is_installed(report, installed["site"], chapter)
     assert report["corpus"] == report["packaged"], report
     assert Path(report["cache"]).is_relative_to(Path(env_vars["HOME"]))
+    if chapter in FROM_THE_BUILD:  # the copies went where the kernel's memo looks
+        assert Path(report["cache"]).parent / "results" == kernel_results(Path(env_vars["HOME"]))
     changed = colab_env.changed_versions(installed["before"], colab_env.installed_versions(ENV))
     assert not changed, f"{chapter} changed preinstalled packages (before, after): {changed}"
 
-    fetched = requests[already:]
     runs = [path for path in fetched if not path.startswith(f"/{manifest['tag']}/")]
-    fine_tunes = any("cached_runs(" in c.source for c in nb.cells if c.cell_type == "code")
-    assert runs == (run_requests() if fine_tunes else []), (
+    fetches_runs = any("cached_runs(" in c.source for c in nb.cells if c.cell_type == "code")
+    assert runs == (run_requests() if fetches_runs else []), (
         f"{chapter}: the attention chapter's published runs were not fetched exactly once "
         f"from their releases: {runs}")
     loading = [c for c in nb.cells if c.cell_type == "code" and "pretrained(" in c.source]
@@ -399,3 +450,16 @@ def test_cell_seconds_reads_nbclients_timing():
     cell.metadata["execution"] = {"iopub.execute_input": "2026-11-23T10:00:01.250Z",
                                   "shell.execute_reply": "2026-11-23T10:00:31.750Z"}
     assert cell_seconds(cell) == 30.5
+
+
+def test_copy_from_the_build_takes_only_the_named_results(monkeypatch, tmp_path):
+    build = tmp_path / "build-cache"
+    (build / "results").mkdir(parents=True)
+    for name in ("bottleneck-reversal-0123.json", "bottleneck-reversal-4567.json",
+                 "teacher-forcing-reversal-89ab.json", "corpus-cdef.json"):
+        (build / "results" / name).write_text("{}")
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(build))
+    home = tmp_path / "home"
+    assert copy_from_the_build(("bottleneck-reversal",), home) == 2
+    assert sorted(p.name for p in kernel_results(home).iterdir()) == [
+        "bottleneck-reversal-0123.json", "bottleneck-reversal-4567.json"]

@@ -31,7 +31,7 @@ import pytest
 from conftest import ROOT, open_page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from scripts import frontend_env, reader
+from scripts import frontend_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -50,11 +50,14 @@ def _require(message: str):
 
 
 @pytest.fixture(scope="module")
-def reader_notebooks(site_dir):
-    """The reader notebooks of this build, generated afresh (a few seconds)."""
+def reader_notebooks(reader_texts):
+    """The reader notebooks of this build, as `make notebooks` writes them (conftest renders
+    them once for every test that reads them)."""
     out = WORK / "notebooks"
     shutil.rmtree(out, ignore_errors=True)
-    reader.write_notebooks(out)
+    out.mkdir(parents=True)
+    for page, text in reader_texts[1].items():
+        (out / f"{page.split('/')[-1]}.ipynb").write_text(text, encoding="utf-8")
     missing = [c for c in {*LAB_CHAPTERS, CLASSIC_CHAPTER} if not (out / f"{c}.ipynb").is_file()]
     assert not missing, f"no reader notebook for {missing} in {out}"
     return out
