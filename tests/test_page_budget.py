@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-import pytest
-
 MAX_WORDS = 4000
 MAX_GLUED_WORDS = 40
 # Pages that are not chapters read in one sitting: the Playground is a tool, the references a list.
@@ -88,9 +86,5 @@ def test_each_chapter_is_read_in_one_sitting(site_dir):
         words, longest, text = measure(page.read_text(encoding="utf-8"))
         if words > MAX_WORDS or longest > MAX_GLUED_WORDS:
             over[page.stem] = (words, longest, text[:120])
-    if set(over) == {"attention"}:
-        # The attention chapter is rewritten around its own trained model (the issue
-        # "Attention, trained"); until then it is the one page over the budget.
-        pytest.xfail(f"attention: {over['attention']}")
     assert not over, f"pages over {MAX_WORDS} words or with a glued text over " \
                      f"{MAX_GLUED_WORDS} words: {over}"
