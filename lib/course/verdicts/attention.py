@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from lib.course.verdicts.wording import all_or_count, comparison, side_of_zero, trend
-from lib.experiments.alignment import BLOCK_MARGIN, NEAR_UNIFORM, alignment_kind
+from lib.course.verdicts.wording import all_or_count, comparison, trend
+from lib.experiments.alignment import NEAR_UNIFORM, alignment_kind
 
 
 def last_windows(values: Sequence[float], share: float = 0.2) -> tuple[float, float]:
@@ -92,20 +92,38 @@ def anti_diagonal(copied: float, after: float) -> str:
     return "mostly away from the anti-diagonal and the column right of it"
 
 
-def length_finding(fixed: Sequence[float], attention: Sequence[float], lo: float, hi: float,
-                   tolerance: float = 1.0) -> str:
-    """The real-language finding: BLEU by source-length bucket (shortest first) of the two
-    models trained from scratch, and the paired bootstrap's 95 % interval (lo, hi) of attention
-    minus fixed vector on the long sources. One sentence, no full stop."""
-    if len(fixed) != len(attention) or len(fixed) < 2:
-        raise ValueError("one BLEU per bucket for each model, at least two buckets")
-    f, a = trend(fixed, tolerance), trend(attention, tolerance)
-    side = side_of_zero(lo, hi)
-    ahead = {"above": "attention is ahead on the long sources, beyond the noise of the sample",
-             "below": "attention is behind on the long sources, beyond the noise of the sample",
-             }.get(side, "on the long sources the two cannot be told apart")
-    return (f"From short sources to long ones the fixed-vector model's BLEU {f} and the "
-            f"attention model's {a}; {ahead}")
+def length_finding(short: Sequence[float], long: Sequence[float]) -> str:
+    """The real-language finding: attention's lead over the fixed vector, (BLEU difference,
+    95 % low, high) from a paired bootstrap, on short sources and on long ones. Whether the lead
+    grows with length beyond the noise (the two intervals apart), and its two values.
+    Capitalised, no full stop."""
+    for name, (d, lo, hi) in (("short", short), ("long", long)):
+        if not lo <= d <= hi:
+            raise ValueError(f"{name}: the difference must lie in its interval, got {d, lo, hi}")
+    values = f"{short[0]:+.1f} BLEU on short sources, {long[0]:+.1f} on long ones"
+    if long[1] > short[2]:
+        return f"Attention's lead grows with the length of the source ({values}; the 95 % " \
+               "intervals do not overlap)"
+    if long[2] < short[1]:
+        return f"Attention's lead shrinks with the length of the source ({values}; the 95 % " \
+               "intervals do not overlap)"
+    return f"Attention's lead cannot be told to change with the length of the source ({values}; " \
+           "the 95 % intervals overlap)"
+
+
+def reading_order(peaks: Sequence[Sequence[int]]) -> str:
+    """How the rows of some heatmaps move over the source: `peaks` holds, per heatmap, each
+    output row's strongest source column in output order. A phrase to follow "the rows' peaks"."""
+    if not peaks or any(not p or any(c < 0 for c in p) for p in peaks):
+        raise ValueError("one non-empty list of source columns (>= 0) per heatmap")
+    back = sum(any(b < a for a, b in zip(p, p[1:])) for p in peaks)
+    if back == 0:
+        return ("only ever move left to right, as the source runs: where French reorders, this "
+                "one-way model reads the state of a neighbouring word instead of jumping back")
+    if back == len(peaks):
+        return "go back to an earlier source column at least once in every map, as French reorders"
+    return (f"go back to an earlier source column in {back} of the {len(peaks)} maps and only "
+            f"move left to right in the others")
 
 
 def copy_reading(on_word: float, after_word: float) -> str:
@@ -146,10 +164,10 @@ def alignment_reading(*measured: float) -> str:
                 "in most rows that column is the last source token, the summary its decoder was "
                 "trained to read: no word alignment shows")
     if kind == "blocks":
-        return (f"So the model aligns by sentence: in most rows the sentence being translated "
-                f"gets the most weight, on average at least {100 * BLOCK_MARGIN:.0f} points "
-                f"above uniform; whether, within a sentence, it falls on the right words, these "
-                f"measures do not say")
+        return (f"So the model aligns by sentence: the sentence being translated draws the most "
+                f"weight in {100 * measured[5]:.0f} % of rows, and the top sentence holds "
+                f"{100 * measured[3]:.0f} % of a row's weight against {100 * measured[4]:.0f} % "
+                f"for uniform weights")
     if kind == "last part":
         return ("So in most rows the sentence drawing the most weight is the source's last one, "
                 "well above chance, not the one being translated")
