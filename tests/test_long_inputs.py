@@ -100,3 +100,27 @@ def test_training_that_reaches_a_non_finite_loss_is_refused_naming_the_step():
             weight.fill_(float("nan"))
     with pytest.raises(FloatingPointError, match=r"non-finite .* by step \d+"):
         long_inputs.fit(model, long_inputs.ScratchConfig(steps=5, batch_size=4), pairs)
+
+
+def test_lead_growth_against_a_loop_over_its_own_draws():
+    """The growth is the long lead minus the short one on the whole sets, and its interval holds
+    the draws' 2.5 % and 97.5 % points, each set resampled on its own, paired within a set."""
+    import random
+
+    refs = [["a b c d e"], ["f g h i j"], ["a b c d"], ["k l m n o"], ["p q r s"], ["t u v w"]]
+    good = ["a b c d e", "f g h i j", "a b c d", "k l m n o", "p q r s", "t u v w"]
+    bad = ["a b c d e", "f g h x y", "a b c d", "k x y z o", "p x r s", "t u x w"]
+    short, long = [0, 1, 2], [3, 4, 5]
+    growth, lo, hi = long_inputs.lead_growth(good, bad, refs, short, long, rounds=200, seed=3)
+
+    def lead(idx):
+        return (sacrebleu_score([good[i] for i in idx], [refs[i] for i in idx]).score
+                - sacrebleu_score([bad[i] for i in idx], [refs[i] for i in idx]).score)
+
+    assert growth == pytest.approx(lead(long) - lead(short))
+    rng = random.Random(3)
+    draws = sorted(lead(rng.choices(long, k=3)) - lead(rng.choices(short, k=3))
+                   for _ in range(200))
+    assert (lo, hi) == pytest.approx((draws[5], draws[194]))
+    with pytest.raises(ValueError, match="share no source"):
+        long_inputs.lead_growth(good, bad, refs, [0, 1], [1, 2])

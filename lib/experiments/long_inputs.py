@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from lib import search
+from lib.bleu import resampled_bleu, sentence_stats
 from lib.course import chapter_models, checkpoint, memo, reference
 from lib.course.memo import load_corpus
 from lib.data import corpus_path, corpus_sha256, encode_pairs, tokenize
@@ -237,3 +239,32 @@ def bleu_by_bucket(hypotheses: list[str], groups, buckets=BUCKETS) -> list[tuple
                                 [groups[i][1] for i in idx]).score if idx else float("nan")
         rows.append((bucket, len(idx), score))
     return rows
+
+
+def lead_growth(better: list[str], worse: list[str], references: list[list[str]],
+                short: list[int], long: list[int], rounds: int = 1000, seed: int = 0
+                ) -> tuple[float, float, float]:
+    """How much `better`'s corpus-BLEU lead over `worse` grows from the sources at `short` to
+    those at `long` (indices into the three lists): (growth, 95 % low, high).
+
+    Each round resamples the short and the long sources, each set on its own (they are
+    disjoint), the same draw for both systems within a set (paired), and takes the long lead
+    minus the short one. Two intervals that overlap can still differ: this is the test of
+    whether the lead grows, not a comparison of the two leads' intervals.
+    """
+    if not len(better) == len(worse) == len(references):
+        raise ValueError("need as many hypotheses of each system as references")
+    if not short or not long or set(short) & set(long):
+        raise ValueError("short and long must be non-empty and share no source")
+    if not is_int(rounds) or rounds < 100:
+        raise ValueError(f"rounds must be an integer >= 100, got {rounds!r}")
+    a, b = sentence_stats(better, references), sentence_stats(worse, references)
+
+    def lead(idx):
+        return resampled_bleu(a, idx) - resampled_bleu(b, idx)
+
+    growth = lead(long) - lead(short)
+    rng = random.Random(seed)
+    draws = sorted(lead(rng.choices(long, k=len(long))) - lead(rng.choices(short, k=len(short)))
+                   for _ in range(rounds))
+    return growth, draws[int(0.025 * rounds)], draws[int(0.975 * rounds) - 1]

@@ -92,23 +92,23 @@ def anti_diagonal(copied: float, after: float) -> str:
     return "mostly away from the anti-diagonal and the column right of it"
 
 
-def length_finding(short: Sequence[float], long: Sequence[float]) -> str:
-    """The real-language finding: attention's lead over the fixed vector, (BLEU difference,
-    95 % low, high) from a paired bootstrap, on short sources and on long ones. Whether the lead
-    grows with length beyond the noise (the two intervals apart), and its two values.
-    Capitalised, no full stop."""
-    for name, (d, lo, hi) in (("short", short), ("long", long)):
-        if not lo <= d <= hi:
-            raise ValueError(f"{name}: the difference must lie in its interval, got {d, lo, hi}")
-    values = f"{short[0]:+.1f} BLEU on short sources, {long[0]:+.1f} on long ones"
-    if long[1] > short[2]:
-        return f"Attention's lead grows with the length of the source ({values}; the 95 % " \
-               "intervals do not overlap)"
-    if long[2] < short[1]:
-        return f"Attention's lead shrinks with the length of the source ({values}; the 95 % " \
-               "intervals do not overlap)"
-    return f"Attention's lead cannot be told to change with the length of the source ({values}; " \
-           "the 95 % intervals overlap)"
+def length_finding(short: float, long: float, growth: Sequence[float]) -> str:
+    """The real-language finding: attention's BLEU lead over the fixed vector on short and on
+    long sources, and how much it grows from the one to the other, (growth, 95 % low, high)
+    (`lib.experiments.long_inputs.lead_growth`). Capitalised, no full stop."""
+    d, lo, hi = growth
+    if not lo <= d <= hi:
+        raise ValueError(f"the growth must lie in its interval, got {d, lo, hi}")
+    values = f"{short:+.1f} BLEU on short sources, {long:+.1f} on long ones"
+    interval = f"{lo:+.1f} to {hi:+.1f} BLEU, 95 % interval"
+    if lo > 0:
+        return f"Attention's lead grows with the length of the source ({values}; the growth: " \
+               f"{interval})"
+    if hi < 0:
+        return f"Attention's lead shrinks with the length of the source ({values}; the " \
+               f"change: {interval})"
+    return f"Attention leads at every length ({values}), but whether its lead grows is within " \
+           f"the noise (the change: {interval})"
 
 
 def reading_order(peaks: Sequence[Sequence[int]]) -> str:
@@ -119,7 +119,7 @@ def reading_order(peaks: Sequence[Sequence[int]]) -> str:
     back = sum(any(b < a for a, b in zip(p, p[1:])) for p in peaks)
     if back == 0:
         return ("only ever move left to right, as the source runs: where French reorders, this "
-                "one-way model reads the state of a neighbouring word instead of jumping back")
+                "one-way model does not go back to the English word")
     if back == len(peaks):
         return "go back to an earlier source column at least once in every map, as French reorders"
     return (f"go back to an earlier source column in {back} of the {len(peaks)} maps and only "
