@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterable, NamedTuple, Sequence
 
-from . import __version__
+from lib.version import __version__
+
 from .validate import is_int, is_number
 
 __all__ = [
