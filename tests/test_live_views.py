@@ -582,3 +582,36 @@ def test_attention_data_match_lib_on_held_out_sentences(engine_page, attention_m
           f"differences {worst}")
     assert worst["weights"] < WEIGHT_TOL and worst["p"] < WEIGHT_TOL
     assert not problems["console"], problems
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_view_says_while_the_model_loads(browser, live_url):
+    """Until the model has arrived the form says it is loading and the view keeps the build's
+    drawing; then the view redraws."""
+    page, context, problems = _open(browser, live_url, "beam_search")
+    held = []
+
+    def hold(route):  # answered below, when the test says
+        held.append(route)
+
+    page.route("**/model/decoder_step.onnx*", hold)
+    form = ".s2s-live[data-kind=beam]"
+    before = page.locator(_view(form)).inner_html()
+    page.fill(f"{form} input[name=sentence]", TYPED["beam_search"])
+    page.press(f"{form} input[name=sentence]", "Enter")
+    for _ in range(600):  # until the page asks for the model's decoder, held back
+        if held:
+            break
+        page.wait_for_timeout(100)
+    status = page.locator(f"{form} .s2s-live-status").inner_text()
+    assert held and status == "Loading the model (once per visit)…"
+    assert page.get_attribute(form, "data-state") == "busy"
+    assert page.locator(_view(form)).inner_html() == before
+    for route in held:
+        route.continue_()
+    page.wait_for_function("(f) => document.querySelector(f).dataset.state === 'done'",
+                           arg=form, timeout=120_000)
+    assert f"«{TYPED['beam_search']}»" in page.locator(_view(form) + " .s2s-head h4").inner_text()
+    context.close()
+    assert not problems["console"] and not problems["external"], problems
