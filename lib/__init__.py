@@ -4,7 +4,15 @@ Every chapter imports from here. Importing ``lib`` has no side effects: nothing 
 downloaded, trained or moved to a device until a function asks for it.
 """
 
-from lib.version import __version__  # noqa: F401 - lib.__version__, as packages have
+
+def __getattr__(name: str):
+    """`lib.__version__`, read from `lib.version` only when asked: `import lib` imports nothing."""
+    if name == "__version__":
+        # Imported here, so that `import lib` loads no submodule (tests/test_reference.py).
+        from lib.version import __version__
+
+        return __version__
+    raise AttributeError(f"module 'lib' has no attribute {name!r}")
 
 
 def pretrained(device=None, download: bool = True, train: bool = True, progress: bool = True,

@@ -478,11 +478,16 @@ def test_lib_pretrained_is_a_lazy_function_that_forwards_its_arguments(monkeypat
     assert inspect.isfunction(lib.pretrained)
     ours, theirs = inspect.signature(lib.pretrained), inspect.signature(reference.pretrained)
     assert [(p.name, p.default) for p in ours.parameters.values()] == \
-        [(p.name, p.default) for p in theirs.parameters.values()]
+        [(p.name, p.default) for p in theirs.parameters.values()] + [("attention", False)]
     seen = []
     monkeypatch.setattr(reference, "pretrained", lambda **kw: seen.append(kw) or "model")
     assert lib.pretrained("cpu", download=False, train=False, progress=False) == "model"
     assert seen == [dict(device="cpu", download=False, train=False, progress=False)]
+    from lib.experiments import long_inputs
+
+    monkeypatch.setattr(long_inputs, "pretrained", lambda **kw: seen.append(kw) or "attention")
+    assert lib.pretrained("cpu", download=False, attention=True) == "attention"
+    assert seen[-1] == dict(device="cpu", download=False, train=True)
 
 
 # ---------------------------------------------------------------------------------------------
