@@ -400,3 +400,18 @@ def test_reading_order_says_whether_any_row_goes_back():
     assert "in 1 of the 2 maps" in v.reading_order([[0, 4, 3], [0, 1, 2]])
     with pytest.raises(ValueError, match="one non-empty list"):
         v.reading_order([[]])
+
+
+@pytest.mark.parametrize("growth, words", [
+    ((2.5, -1.3, 6.2), "the growth is within the noise (+2.5 BLEU, 95 % interval -1.3 to +6.2)"),
+    ((3.0, 0.5, 6.0), "It still grows without the shortest sources"),
+    ((-3.0, -6.0, -0.5), "it shrinks instead"),
+])
+def test_growth_robustness_follows_the_interval_without_the_shortest(growth, words):
+    text = v.growth_robustness(growth)
+    assert words in text and len(text.split()) <= 40
+
+
+def test_growth_robustness_refuses_a_growth_outside_its_interval():
+    with pytest.raises(ValueError, match="must lie in its interval"):
+        v.growth_robustness((5.0, 0.0, 1.0))
