@@ -30,66 +30,74 @@ def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
     return f"stays about the same ({before:.1f} and {after:.1f})"
 
 
-# The control forces another reference's first word, which that reference continues; a wrong
-# first word has no reference that continues it. So the control's cost is a lower bound on what
-# a rewording costs, and the wrong word's extra cost an upper bound on what rewording leaves.
-_UPPER_BOUND = "an upper bound on what rewording cannot explain"
-_ALL_REWORDING = "its drop may all be rewording"
+# The control forces another reference's first word, which that reference continues, so BLEU
+# can credit it; a good rewording that no reference continues should cost at least as much. So
+# the control's change is the least a rewording costs, and the wrong word's score below the
+# control's is the most of its drop that rewording cannot explain.
+_AT_MOST = "the part of its drop that rewording cannot explain is at most that large"
+_ALL_REWORDING = "its whole drop may be rewording"
 
 
 def _beyond_rewording(beyond: float, tolerance: float, lo: float | None = None,
                       hi: float | None = None) -> str:
-    """The wrong word's cost beyond the control's rewording, other - wrong: from its 95 %
+    """How far the wrong word scores below the control's word, other - wrong: from its 95 %
     interval (lo, hi) when one was measured, otherwise the point `beyond` against `tolerance`."""
     if lo is not None and hi is not None:
         if lo > hi:
             raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
         if lo > 0:
-            return f"the wrong word costs {lo:.1f} to {hi:.1f} points more, {_UPPER_BOUND}"
+            return (f"the wrong word scores {lo:.1f} to {hi:.1f} points below the other "
+                    f"reference's word: {_AT_MOST}")
         if hi < 0:
-            return f"the wrong word costs {-hi:.1f} to {-lo:.1f} points less: {_ALL_REWORDING}"
-        return (f"the wrong word's extra cost ({lo:+.1f} to {hi:+.1f} points) includes zero: "
-                f"{_ALL_REWORDING}")
+            return (f"the wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
+                    f"reference's word: {_ALL_REWORDING}")
+        return (f"the wrong word's score minus the other reference's word's is {-hi:+.1f} to "
+                f"{-lo:+.1f} points, an interval that includes zero: {_ALL_REWORDING}")
     if beyond > tolerance:
-        return f"the wrong word costs {beyond:.1f} points more, {_UPPER_BOUND}"
+        return (f"the wrong word scores {beyond:.1f} points below the other reference's word: "
+                f"{_AT_MOST}")
     if beyond < -tolerance:
-        return f"the wrong word costs {-beyond:.1f} points less: {_ALL_REWORDING}"
-    return f"the wrong word costs about as much: {_ALL_REWORDING}"
+        return (f"the wrong word scores {-beyond:.1f} points above the other reference's word: "
+                f"{_ALL_REWORDING}")
+    return f"the wrong word scores about as much as the other reference's word: {_ALL_REWORDING}"
 
 
 def rewording_interval(bleu_other: float, bleu_wrong: float, lo: float, hi: float,
                        tolerance: float = 1.0,
                        beyond: tuple[float, float] | None = None) -> str:
-    """The exposure-bias control, after the page has shown the three scores: whether a right
-    rewording costs BLEU at all, from the paired 95 % interval (lo, hi) of bleu_right -
-    bleu_other; then the wrong word's extra cost, bleu_other - bleu_wrong, from `beyond`, its
-    paired interval, when given, and otherwise against `tolerance`."""
+    """The exposure-bias control, after the page has shown the three scores. First what
+    forcing another reference's first word does to BLEU, from the paired 95 % interval
+    (lo, hi) of bleu_other - bleu_right: the sign of each bound is the sign of the change.
+    Then the wrong word's score below the control's, bleu_other - bleu_wrong, from `beyond`,
+    its paired interval, when given, and otherwise against `tolerance`."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     if lo > 0:
-        first = (f"BLEU counts even a right rewording as damage: it costs {lo:.1f} to {hi:.1f} "
-                 f"points (95 % interval)")
+        first = (f"forcing the other reference's first word raises the score by {lo:.1f} to "
+                 f"{hi:.1f} points (95 % interval), so BLEU does not count this rewording as "
+                 f"damage")
     elif hi < 0:
-        first = (f"BLEU does not count this right rewording as damage: it gains {-hi:.1f} to "
-                 f"{-lo:.1f} points (95 % interval)")
+        first = (f"forcing the other reference's first word lowers the score by {-hi:.1f} to "
+                 f"{-lo:.1f} points (95 % interval), so BLEU counts even this rewording as "
+                 f"damage")
     else:
-        # the interval is of right - other; the change a rewording makes is other - right
-        first = (f"whether BLEU counts a right rewording as damage is unclear: its change, "
-                 f"{0.0 - hi:+.1f} to {0.0 - lo:+.1f} points (95 % interval), includes zero")
+        first = (f"forcing the other reference's first word changes the score by {lo:+.1f} to "
+                 f"{hi:+.1f} points (95 % interval), which includes zero: no cost of this "
+                 f"rewording is measurable")
     second = _beyond_rewording(bleu_other - bleu_wrong, tolerance, *(beyond or (None, None)))
     return f"{first}; {second}"
 
 
 def rewording_summary(lo: float, hi: float) -> str:
     """The summary's clause about the exposure-bias control, from the same 95 % interval
-    (lo, hi) of right - other as `rewording_interval`: whether even a rewording that another
-    reference continues lowers BLEU (a lower bound on what a rewording costs)."""
+    (lo, hi) of other - right as `rewording_interval`: whether even a rewording that another
+    reference continues lowers BLEU (the least a rewording costs)."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
+    if hi < 0:
         return ("a control shows that BLEU counts even a rewording that a reference continues "
                 "as damage, so part of that drop can be rewording")
-    if hi < 0:
+    if lo > 0:
         return ("a control finds that a rewording that a reference continues raises BLEU here "
                 "(one that no reference continues may still lower it)")
     return ("a control could not tell whether even a rewording that a reference continues "
@@ -209,22 +217,6 @@ def checkpoint_places(name: str, curves: dict[str, Sequence[tuple[int, float]]],
                 f"{len(steps)} checkpoints")
     return (f"across the {len(steps)} checkpoints it moves between {_ordinal(min(places))} and "
             f"{_ordinal(max(places))} of the {n} runs in {what}")
-
-
-def loss_vs_exact(free: dict[str, float], exact: dict[str, float]) -> str:
-    """Whether the run with the lowest free-running loss also reverses the most sequences
-    exactly; when not, says that the two measures reward different things."""
-    if set(free) != set(exact) or len(free) < 2:
-        raise ValueError("need the same runs, at least two, in both measures")
-    low = min(free, key=free.get)
-    best = [k for k in exact if exact[k] == max(exact.values())]
-    if low in best:
-        return (f"here the run with the lowest free-running loss, {low}, also reverses the most "
-                f"sequences exactly")
-    verb = "reverses" if len(best) == 1 else "reverse"
-    return (f"here {low} has the lowest free-running loss, yet {' and '.join(best)} {verb} "
-            f"more sequences exactly: the loss rewards every right digit, exact match only "
-            f"wholly right sequences")
 
 
 def still_rising(curves: dict[str, Sequence[tuple[int, float]]]) -> str:
