@@ -14,10 +14,24 @@ BOTH = "sources of more than 6 tokens score 37.2, those of 6 or fewer 34.9 (95 %
 @pytest.mark.parametrize("lo, hi, text", [
     (1.0, 5.0, f"rises with length: {BOTH} +1.0 to +5.0)"),
     (-5.0, -1.0, f"falls with length: {BOTH} -5.0 to -1.0)"),
-    (-1.2, 5.7, f"does not clearly change with length: {BOTH} -1.2 to +5.7, which includes "
-                f"zero)")])
+    (-1.2, 5.7, f"does not clearly change with length (if anything, it rises): {BOTH} -1.2 "
+                f"to +5.7, which includes zero)")])
 def test_length_halves_follow_the_interval(lo, hi, text):
     assert v.length_halves(34.9, 37.2, lo, hi, 6) == text
+
+
+@pytest.mark.parametrize("short, long, lo, hi, words", [
+    (33.9, 41.0, -1.3, 5.8, "does not clearly change with length (if anything, it rises)"),
+    (41.0, 33.9, -5.8, 1.3, "does not clearly change with length (if anything, it falls)"),
+    (36.0, 36.3, -3.0, 3.5, "does not clearly change with length"),
+    (30.0, 36.0, 1.0, 9.0, "rises with length"),
+    (36.0, 30.0, -9.0, -1.0, "falls with length")])
+def test_length_trend_leans_with_the_measured_difference(short, long, lo, hi, words):
+    """Inside an interval that includes zero, the lean follows the sign of long - short: the
+    sentence cannot say 'rises' of numbers that fall, nor call a rise 'no change' alone."""
+    assert v.length_trend(short, long, lo, hi) == words
+    with pytest.raises(ValueError, match="low end"):
+        v.length_trend(short, long, hi + 1, hi)
 
 
 def test_length_halves_bad_interval():

@@ -7,19 +7,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def length_halves(short: float, long: float, lo: float, hi: float, cut: int) -> str:
-    """Corpus BLEU of the sources up to `cut` tokens and of the longer ones, with the 95 %
-    bootstrap interval (lo, hi) of long - short: 'rises', 'falls' or 'does not clearly
-    change' with length, with both scores, so the reader sees which way they lean."""
+def length_trend(short: float, long: float, lo: float, hi: float,
+                 tolerance: float = 0.5) -> str:
+    """What BLEU does with source length, from the corpus BLEU of the shorter half (`short`),
+    of the longer half (`long`) and the 95 % bootstrap interval (lo, hi) of long - short:
+    'rises' or 'falls' when the interval excludes zero; otherwise 'does not clearly change',
+    with the direction the measured difference leans when it is beyond `tolerance`, so that
+    no change is not read as flat when the numbers lean one way."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return "rises with length"
+    if hi < 0:
+        return "falls with length"
+    lean = long - short
+    if lean > tolerance:
+        return "does not clearly change with length (if anything, it rises)"
+    if lean < -tolerance:
+        return "does not clearly change with length (if anything, it falls)"
+    return "does not clearly change with length"
+
+
+def length_halves(short: float, long: float, lo: float, hi: float, cut: int) -> str:
+    """`length_trend` with both scores and the interval, so the reader sees which way they
+    lean: corpus BLEU of the sources up to `cut` tokens (`short`) and of the longer ones."""
+    trend = length_trend(short, long, lo, hi)
     both = (f"sources of more than {cut} tokens score {long:.1f}, those of {cut} or fewer "
             f"{short:.1f} (95 % interval of the difference {lo:+.1f} to {hi:+.1f}")
-    if lo > 0:
-        return f"rises with length: {both})"
-    if hi < 0:
-        return f"falls with length: {both})"
-    return f"does not clearly change with length: {both}, which includes zero)"
+    if lo > 0 or hi < 0:
+        return f"{trend}: {both})"
+    return f"{trend}: {both}, which includes zero)"
 
 
 def pick_example(items: Sequence[tuple[str, list[str]]], tokenize, known,
