@@ -36,3 +36,16 @@ def test_leader_names_the_higher_score_and_never_a_negative_gap():
                                           (0.02, "the other system's lead passes")])
 def test_bootstrap_verdict(share, words):
     assert words in v.bootstrap_verdict(share)
+
+
+@pytest.mark.parametrize("bp_greedy, bp_beam, words", [
+    (0.968, 0.930, "the beam's outputs are the shorter ones"),
+    (0.930, 0.968, "greedy's outputs are the shorter ones"),
+    (0.950, 0.952, "about equally short"),
+    (1.0, 0.999, "neither decoder's outputs are short enough to be penalised")])
+def test_shorter_outputs_follows_the_penalties(bp_greedy, bp_beam, words):
+    """The lower brevity penalty belongs to the shorter outputs; the sentence names that one."""
+    text = v.shorter_outputs(bp_greedy, bp_beam)
+    assert text.startswith("Counted that way, ") and words in text
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.shorter_outputs(1.2, 0.9)

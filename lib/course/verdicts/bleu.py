@@ -1,5 +1,6 @@
 """The sentences of the BLEU chapter (book/bleu.md): the mean of sentence BLEUs against corpus
-BLEU, which of two scores leads, and Koehn's paired bootstrap."""
+BLEU, which of two scores leads, which decoder's outputs are the shorter, and Koehn's paired
+bootstrap."""
 
 from __future__ import annotations
 
@@ -42,3 +43,19 @@ def bootstrap_verdict(share: float, level: float = 0.95) -> str:
         return (f"here it is at most {1 - level:.0%}, so the other system's lead passes that "
                 f"test")
     return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"
+
+
+def shorter_outputs(bp_greedy: float, bp_beam: float, tolerance: float = 0.005) -> str:
+    """Which decoder's outputs the brevity penalty finds the shorter, from the two penalties
+    (1.0 = not shorter than the references; lower = shorter)."""
+    for bp in (bp_greedy, bp_beam):
+        if not 0 <= bp <= 1:
+            raise ValueError(f"a brevity penalty is between 0 and 1, got {bp!r}")
+    if min(bp_greedy, bp_beam) >= 1 - tolerance:
+        return "Counted that way, neither decoder's outputs are short enough to be penalised"
+    if bp_beam < bp_greedy - tolerance:
+        return ("Counted that way, the beam's outputs are the shorter ones, and their brevity "
+                "is what length normalisation (the previous chapter's alpha) is there to offset")
+    if bp_greedy < bp_beam - tolerance:
+        return "Counted that way, greedy's outputs are the shorter ones"
+    return "Counted that way, both decoders' outputs are about equally short"
