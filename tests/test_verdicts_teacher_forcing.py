@@ -30,53 +30,48 @@ AT_MOST = "the part of its drop that rewording cannot explain is at most that la
 WHOLE = "its whole drop may be rewording"
 
 
-@pytest.mark.parametrize("lo, hi, first", [
-    (0.4, 3.5, "forcing the other reference's first word raises the score by 0.4 to 3.5 points "
+@pytest.mark.parametrize("lo, hi, words", [
+    (0.4, 3.5, "Forcing the other reference's first word raises the score by 0.4 to 3.5 points "
                "(95 % interval), so BLEU does not count this rewording as damage"),
-    (-3.0, -0.5, "forcing the other reference's first word lowers the score by 0.5 to 3.0 "
+    (-3.0, -0.5, "Forcing the other reference's first word lowers the score by 0.5 to 3.0 "
                  "points (95 % interval), so BLEU counts even this rewording as damage"),
-    (-1.4, 14.8, "forcing the other reference's first word changes the score by -1.4 to +14.8 "
+    (-1.4, 14.8, "Forcing the other reference's first word changes the score by -1.4 to +14.8 "
                  "points (95 % interval), which includes zero: no cost of this rewording is "
                  "measurable"),
-    (0.0, 0.0, "forcing the other reference's first word changes the score by +0.0 to +0.0 "
+    (0.0, 0.0, "Forcing the other reference's first word changes the score by +0.0 to +0.0 "
                "points (95 % interval), which includes zero: no cost of this rewording is "
                "measurable")])
-def test_rewording_interval_words_the_rewording_from_its_interval(lo, hi, first):
+def test_rewording_change_words_the_rewording_from_its_interval(lo, hi, words):
     """The interval is of other - right, the change the rewording makes: each printed bound
     keeps its sign, so 'raises' and 'lowers' follow the numbers."""
-    assert v.rewording_interval(28.2, 15.6, lo, hi) == (
-        f"{first}; the wrong word scores 12.6 points below the other reference's word: {AT_MOST}")
-
-
-@pytest.mark.parametrize("beyond, second", [
-    ((8.0, 17.0), f"the wrong word scores 8.0 to 17.0 points below the other reference's word: "
-                  f"{AT_MOST}"),
-    ((-2.0, 20.0), "the wrong word's score minus the other reference's word's is -20.0 to +2.0 "
-                   f"points, an interval that includes zero: {WHOLE}"),
-    ((-20.0, -2.0), f"the wrong word scores 2.0 to 20.0 points above the other reference's "
-                    f"word: {WHOLE}")])
-def test_rewording_interval_words_the_wrong_words_cost_from_its_interval(beyond, second):
-    """`beyond` is the interval of other - wrong; the sentence states wrong - other's sign."""
-    text = v.rewording_interval(28.2, 15.6, 0.4, 3.5, beyond=beyond)
-    assert text.endswith(f"; {second}")
+    assert v.rewording_change(lo, hi) == words
     with pytest.raises(ValueError, match="low end"):
-        v.rewording_interval(28.2, 15.6, 0.4, 3.5, beyond=(2.0, 1.0))
+        v.rewording_change(2.0, 1.0)
 
 
-@pytest.mark.parametrize("other, wrong, second", [
-    (29.5, 20.0, f"the wrong word scores 9.5 points below the other reference's word: {AT_MOST}"),
-    (22.0, 21.5, f"the wrong word scores about as much as the other reference's word: {WHOLE}"),
-    (22.0, 25.0, f"the wrong word scores 3.0 points above the other reference's word: {WHOLE}")])
-def test_rewording_interval_words_the_wrong_words_cost_by_the_tolerance(other, wrong, second):
+@pytest.mark.parametrize("beyond, words", [
+    ((8.0, 17.0), f"The wrong word scores 8.0 to 17.0 points below the other reference's word: "
+                  f"{AT_MOST}"),
+    ((-2.0, 20.0), "The wrong word's score minus the other reference's word's is -20.0 to +2.0 "
+                   f"points, an interval that includes zero: {WHOLE}"),
+    ((-20.0, -2.0), f"The wrong word scores 2.0 to 20.0 points above the other reference's "
+                    f"word: {WHOLE}")])
+def test_beyond_rewording_words_the_wrong_words_score_from_its_interval(beyond, words):
+    """`beyond` is the interval of other - wrong; the sentence states wrong - other's sign."""
+    assert v.beyond_rewording(28.2, 15.6, beyond) == words
+    with pytest.raises(ValueError, match="low end"):
+        v.beyond_rewording(28.2, 15.6, (2.0, 1.0))
+
+
+@pytest.mark.parametrize("other, wrong, words", [
+    (29.5, 20.0, f"The wrong word scores 9.5 points below the other reference's word: {AT_MOST}"),
+    (22.0, 21.5, f"The wrong word scores about as much as the other reference's word: {WHOLE}"),
+    (22.0, 25.0, f"The wrong word scores 3.0 points above the other reference's word: {WHOLE}")])
+def test_beyond_rewording_by_the_tolerance(other, wrong, words):
     """Without an interval the wrong word's score below the control's is weighed against the
     tolerance; the control's rewording has a reference that continues it, so a gap is only an
     upper bound on what rewording cannot explain."""
-    assert v.rewording_interval(other, wrong, 0.4, 3.5).endswith(f"; {second}")
-
-
-def test_rewording_interval_rejects_reversed_interval():
-    with pytest.raises(ValueError, match="low end"):
-        v.rewording_interval(28.2, 15.6, 2.0, 1.0)
+    assert v.beyond_rewording(other, wrong) == words
 
 
 @pytest.mark.parametrize("lo, hi, words", [
@@ -89,7 +84,7 @@ def test_rewording_interval_rejects_reversed_interval():
     (0.0, 0.0, "a control could not tell whether even a rewording that a reference continues "
                "lowers BLEU (its interval includes zero)")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
-    """The same interval as rewording_interval's, other - right: below zero BLEU counts the
+    """The same interval as rewording_change's, other - right: below zero BLEU counts the
     rewording as damage, above zero it gains."""
     assert v.rewording_summary(lo, hi) == words
     with pytest.raises(ValueError, match="low end"):

@@ -38,59 +38,54 @@ _AT_MOST = "the part of its drop that rewording cannot explain is at most that l
 _ALL_REWORDING = "its whole drop may be rewording"
 
 
-def _beyond_rewording(beyond: float, tolerance: float, lo: float | None = None,
-                      hi: float | None = None) -> str:
-    """How far the wrong word scores below the control's word, other - wrong: from its 95 %
-    interval (lo, hi) when one was measured, otherwise the point `beyond` against `tolerance`."""
-    if lo is not None and hi is not None:
+def beyond_rewording(bleu_other: float, bleu_wrong: float,
+                     beyond: tuple[float, float] | None = None, tolerance: float = 1.0) -> str:
+    """How far the wrong word scores below the control's word, other - wrong: from `beyond`,
+    its paired 95 % interval (lo, hi), when one was measured, otherwise the point difference
+    against `tolerance`. One sentence, capitalised."""
+    if beyond is not None:
+        lo, hi = beyond
         if lo > hi:
             raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
         if lo > 0:
-            return (f"the wrong word scores {lo:.1f} to {hi:.1f} points below the other "
+            return (f"The wrong word scores {lo:.1f} to {hi:.1f} points below the other "
                     f"reference's word: {_AT_MOST}")
         if hi < 0:
-            return (f"the wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
+            return (f"The wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
                     f"reference's word: {_ALL_REWORDING}")
-        return (f"the wrong word's score minus the other reference's word's is {-hi:+.1f} to "
+        return (f"The wrong word's score minus the other reference's word's is {-hi:+.1f} to "
                 f"{-lo:+.1f} points, an interval that includes zero: {_ALL_REWORDING}")
-    if beyond > tolerance:
-        return (f"the wrong word scores {beyond:.1f} points below the other reference's word: "
+    gap = bleu_other - bleu_wrong
+    if gap > tolerance:
+        return (f"The wrong word scores {gap:.1f} points below the other reference's word: "
                 f"{_AT_MOST}")
-    if beyond < -tolerance:
-        return (f"the wrong word scores {-beyond:.1f} points above the other reference's word: "
+    if gap < -tolerance:
+        return (f"The wrong word scores {-gap:.1f} points above the other reference's word: "
                 f"{_ALL_REWORDING}")
-    return f"the wrong word scores about as much as the other reference's word: {_ALL_REWORDING}"
+    return f"The wrong word scores about as much as the other reference's word: {_ALL_REWORDING}"
 
 
-def rewording_interval(bleu_other: float, bleu_wrong: float, lo: float, hi: float,
-                       tolerance: float = 1.0,
-                       beyond: tuple[float, float] | None = None) -> str:
-    """The exposure-bias control, after the page has shown the three scores. First what
-    forcing another reference's first word does to BLEU, from the paired 95 % interval
+def rewording_change(lo: float, hi: float) -> str:
+    """What forcing another reference's first word does to BLEU, from the paired 95 % interval
     (lo, hi) of bleu_other - bleu_right: the sign of each bound is the sign of the change.
-    Then the wrong word's score below the control's, bleu_other - bleu_wrong, from `beyond`,
-    its paired interval, when given, and otherwise against `tolerance`."""
+    One sentence, capitalised."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     if lo > 0:
-        first = (f"forcing the other reference's first word raises the score by {lo:.1f} to "
-                 f"{hi:.1f} points (95 % interval), so BLEU does not count this rewording as "
-                 f"damage")
-    elif hi < 0:
-        first = (f"forcing the other reference's first word lowers the score by {-hi:.1f} to "
-                 f"{-lo:.1f} points (95 % interval), so BLEU counts even this rewording as "
-                 f"damage")
-    else:
-        first = (f"forcing the other reference's first word changes the score by {lo:+.1f} to "
-                 f"{hi:+.1f} points (95 % interval), which includes zero: no cost of this "
-                 f"rewording is measurable")
-    second = _beyond_rewording(bleu_other - bleu_wrong, tolerance, *(beyond or (None, None)))
-    return f"{first}; {second}"
+        return (f"Forcing the other reference's first word raises the score by {lo:.1f} to "
+                f"{hi:.1f} points (95 % interval), so BLEU does not count this rewording as "
+                f"damage")
+    if hi < 0:
+        return (f"Forcing the other reference's first word lowers the score by {-hi:.1f} to "
+                f"{-lo:.1f} points (95 % interval), so BLEU counts even this rewording as damage")
+    return (f"Forcing the other reference's first word changes the score by {lo:+.1f} to "
+            f"{hi:+.1f} points (95 % interval), which includes zero: no cost of this rewording "
+            f"is measurable")
 
 
 def rewording_summary(lo: float, hi: float) -> str:
     """The summary's clause about the exposure-bias control, from the same 95 % interval
-    (lo, hi) of other - right as `rewording_interval`: whether even a rewording that another
+    (lo, hi) of other - right as `rewording_change`: whether even a rewording that another
     reference continues lowers BLEU (the least a rewording costs)."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
