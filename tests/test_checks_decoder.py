@@ -168,6 +168,30 @@ def test_the_mid_sentence_threshold_stops_after_two_tokens_or_more():
         assert checks.reference_loop(model, src, src, 10, min_prob, mistake)[0] != ids
 
 
+def test_widest_gap_threshold_keeps_away_from_every_probability():
+    """The course model's min_prob: halfway across the widest gap between the probabilities
+    greedy writes, below the first token's, so the loop writes a token, then stops, and no
+    rounding of a probability can cross it."""
+    model = shared_vocab_model(5)
+    for src in ([9, 9, 4], [4, 7, 9, 5], [5, 5]):
+        _, probs = checks.reference_loop(model, src, src, 10)
+        min_prob = checks.widest_gap_threshold(model, src, 10)
+        levels = sorted(set(probs))
+        if len(levels) < 2:
+            assert min_prob is None
+            continue
+        below_first = [b - a for a, b in zip(levels, levels[1:]) if b <= probs[0]]
+        assert min(abs(p - min_prob) for p in probs) == pytest.approx(max(below_first) / 2)
+        ids, _ = checks.reference_loop(model, src, src, 10, min_prob)
+        assert 1 <= len(ids) < len(probs)
+
+
+def test_greedy_unsure_on_a_given_model_uses_the_widest_gap():
+    result = checks.check_greedy_unsure(greedy_unsure, shared_vocab_model(5))
+    assert result.ok and result.done, result
+    assert "course model, «I am cold.», min_prob" in str(result)
+
+
 def _mistake(name):
     return lambda m, s, n, p: checks.reference_loop(m, s, s, n, p, mistake=name)
 

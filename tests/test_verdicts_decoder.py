@@ -83,6 +83,38 @@ def test_wiring_summary_rejects_impossible_counts():
         v.wiring_summary((1.5, 0), (0, 0), 500)
 
 
+@pytest.mark.parametrize("on, off, wide, words", [
+    ([77.8, 76.0, 79.0], [71.6, 72.0, 73.0], [70.0, 72.0, 74.0],
+     "the fed context leads both others on every seed"),
+    ([77.8, 76.0, 79.0], [71.6, 72.0, 73.0], [77.2, 75.0, 78.0],
+     "the fed context leads the initial state only on every seed, not the wider model"),
+    ([77.8, 76.0, 79.0], [71.6, 72.0, 73.0], [80.0, 81.0, 84.0],
+     "the fed context leads the initial state only on every seed, the wider model leads it"),
+    # one seed of the initial state only above one of the fed context's: no lead is claimed
+    ([77.8, 76.0, 79.0], [71.6, 72.0, 76.2], [70.0, 72.0, 74.0],
+     "the first two ranges overlap, so the seed moves a run as much as the wiring does"),
+    ([70.0, 71.0, 72.0], [73.0, 74.0, 75.0], [1.0, 2.0, 3.0],
+     "the initial state only leads the fed context on every seed")])
+def test_seed_conclusion_claims_a_lead_only_where_the_seed_ranges_part(on, off, wide, words):
+    assert v.seed_conclusion(on, off, wide) == words
+    text = v.seed_ranges(on, off, wide)
+    assert text.endswith(f": {words}") and len(text.split()) <= 40
+    assert text.startswith(f"over 3 training seeds, exact reversals range {min(on):.1f}–"
+                           f"{max(on):.1f} % with the context fed, {min(off):.1f}–{max(off):.1f} "
+                           f"% without")
+
+
+def test_seed_ranges_prints_one_number_for_equal_shares_and_rejects_bad_input():
+    assert "range 75.0 % with the context fed" in v.seed_ranges([75.0, 75.0], [70.0, 71.0],
+                                                                 [60.0, 61.0])
+    with pytest.raises(ValueError, match="same number of seeds"):
+        v.seed_conclusion([75.0, 76.0], [70.0], [60.0, 61.0])
+    with pytest.raises(ValueError, match="same number of seeds"):
+        v.seed_conclusion([75.0], [70.0], [60.0])
+    with pytest.raises(ValueError, match="percentages"):
+        v.seed_conclusion([75.0, 176.0], [70.0, 71.0], [60.0, 61.0])
+
+
 @pytest.mark.parametrize("states, context, route", [(80.0, 10.0, "the initial states"),
                                                      (10.0, 80.0, "the context"),
                                                      (40.0, 35.0, "neither")])

@@ -1,5 +1,5 @@
-"""lib.course.verdicts.prediction_head: label smoothing's uniform term, unsure steps and
-calibration against sampling noise, in words that follow the numbers."""
+"""lib.course.verdicts.prediction_head: the sweep's evidence on label smoothing, its uniform
+term, unsure steps and calibration against sampling noise, in words that follow the numbers."""
 
 from __future__ import annotations
 
@@ -17,6 +17,27 @@ def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
         "1.4 nats above the 9.2 of a model that matched the smoothed target exactly: on "
         "(geometric) average a word of S gets 4.1 times less than ε/|S|, so the model spreads ε "
         "unevenly")
+
+
+@pytest.mark.parametrize("gains, words", [
+    ([2.0, 0.8], "3 runs spread over 0.7 BLEU, and each pair's gain is larger: 2 runs in favour "
+                 "of smoothing, one per setting, not a measured size of its effect"),
+    ([2.0, 0.6], "3 runs spread over 0.7 BLEU, and only 1 of the 2 pairs' gains is larger: weak "
+                 "evidence that smoothing helps"),
+    ([0.5, -0.5], "3 runs spread over 0.7 BLEU, and no pair's gain is larger: the sweep does not "
+                  "show that smoothing helps"),
+    ([2.0, -0.9], "3 runs spread over 0.7 BLEU, and in 1 of the 2 pairs smoothing lowered BLEU "
+                  "by more: the sweep does not show that it helps")])
+def test_sweep_gains_counts_a_gain_only_beyond_the_seed_spread(gains, words):
+    assert v.sweep_gains(gains, [36.0, 35.6, 36.3]) == words
+    assert len(words.split()) <= 40
+
+
+def test_sweep_gains_rejects_what_it_cannot_weigh():
+    with pytest.raises(ValueError, match="two seeds"):
+        v.sweep_gains([1.0], [36.0])
+    with pytest.raises(ValueError, match="finite"):
+        v.sweep_gains([float("nan")], [36.0, 35.0])
 
 
 def test_two_way_choice_says_two_words_only_when_they_hold_most_of_it():

@@ -271,6 +271,28 @@ def unsure_threshold(model, src_ids: list[int], max_len: int) -> float | None:
     return None
 
 
+def widest_gap_threshold(model, src_ids: list[int], max_len: int) -> float | None:
+    """A min_prob far from every probability plain greedy decoding writes for src_ids: halfway
+    across the widest gap between two of them (so that another device's or dtype's rounding
+    cannot move a token across it), below the first token's when such a gap exists (so that
+    the loop writes a token before it stops), or None when they are all equal."""
+    _, probs = reference_loop(model, src_ids, src_ids, max_len)
+    levels = sorted(set(probs))
+    gaps = list(zip(levels, levels[1:]))
+    if not gaps:
+        return None
+    after_first = [(lo, hi) for lo, hi in gaps if hi <= probs[0]]
+    lo, hi = max(after_first or gaps, key=lambda pair: pair[1] - pair[0])
+    return (lo + hi) / 2
+
+
+def _course_unsure_case(fn, model, sentence: str) -> str:
+    cap = model.config.max_tgt_len
+    min_prob = widest_gap_threshold(model, _ids(model, sentence), cap) or 0.0
+    return _unsure_case(fn, model, sentence, cap, min_prob,
+                        f"course model, «{sentence}», min_prob {min_prob:.2f}")
+
+
 def _unsure_answer(got, label: str) -> tuple[list[int], list[float]]:
     """The learner's (ids, probabilities) in plain lists, or a Mismatch that says what is wrong
     with their form (log-probabilities named)."""
@@ -356,7 +378,8 @@ def check_greedy_unsure(fn, model=None) -> CheckResult:
     each written token's probability and stops before a token less likely than min_prob.
 
     Against `reference_loop`: with min_prob 0 (plain greedy, ending at <eos> or the cap), with a
-    min_prob that stops a tiny model in mid-sentence, and, if given, on `model`.
+    min_prob that stops a tiny model in mid-sentence, and, if given, on `model` (with a min_prob
+    halfway across the widest gap between its probabilities: `widest_gap_threshold`).
     """
     tiny = shared_vocab_model(5)
     src = [9, 9, 4]  # a sentence where each named mistake gives another output (tests)
@@ -368,9 +391,7 @@ def check_greedy_unsure(fn, model=None) -> CheckResult:
     ]
     if model is not None:
         for sentence in ("I am cold.", "Where is the station?"):
-            checks.append(lambda s=sentence: _unsure_case(
-                fn, model, s, model.config.max_tgt_len, 0.7,
-                f"course model, «{s}», min_prob 0.7"))
+            checks.append(lambda s=sentence: _course_unsure_case(fn, model, s))
     return run_checks("greedy_unsure", *checks)
 
 

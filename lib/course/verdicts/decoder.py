@@ -96,6 +96,50 @@ def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int], n: i
             f"extra capacity, not the wiring, explains the gap here")
 
 
+def _span(shares: Sequence[float]) -> str:
+    """'71.6–76.0 %' from the smallest and largest share, or '74.0 %' when they print alike."""
+    lo, hi = f"{min(shares):.1f}", f"{max(shares):.1f}"
+    return f"{lo} %" if lo == hi else f"{lo}–{hi} %"
+
+
+def _ranges(a: Sequence[float], b: Sequence[float]) -> int:
+    """+1 when every share of a is above every share of b, -1 when below, 0 when they overlap."""
+    if min(a) > max(b):
+        return 1
+    if max(a) < min(b):
+        return -1
+    return 0
+
+
+def seed_conclusion(on: Sequence[float], off: Sequence[float], wide: Sequence[float]) -> str:
+    """What the wiring experiment's training seeds show: the fed context's exact-reversal
+    shares (%, one per seed) against those of the initial state only and of the wider model;
+    a run leads another only where their ranges do not overlap."""
+    for shares in (on, off, wide):
+        if len(shares) != len(on) or len(shares) < 2:
+            raise ValueError("need the same number of seeds, at least two, for the three runs")
+        if any(not math.isfinite(x) or not 0 <= x <= 100 for x in shares):
+            raise ValueError(f"shares are percentages, got {list(shares)!r}")
+    vs_off, vs_wide = _ranges(on, off), _ranges(on, wide)
+    if vs_off < 0:
+        return "the initial state only leads the fed context on every seed"
+    if vs_off == 0:
+        return "the first two ranges overlap, so the seed moves a run as much as the wiring does"
+    if vs_wide > 0:
+        return "the fed context leads both others on every seed"
+    if vs_wide == 0:
+        return "the fed context leads the initial state only on every seed, not the wider model"
+    return "the fed context leads the initial state only on every seed, the wider model leads it"
+
+
+def seed_ranges(on: Sequence[float], off: Sequence[float], wide: Sequence[float]) -> str:
+    """The wiring experiment's three runs under several training seeds: each run's range of
+    exact-reversal shares (%), then `seed_conclusion`."""
+    conclusion = seed_conclusion(on, off, wide)
+    return (f"over {len(on)} training seeds, exact reversals range {_span(on)} with the context "
+            f"fed, {_span(off)} without and {_span(wide)} for the wider model: {conclusion}")
+
+
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
     """Which source an output translates, from its similarity (e.g. BLEU, 0-100) to the
     translation of the sentence that gave the initial states and to that of the sentence

@@ -1,5 +1,6 @@
-"""The sentences of the prediction-head chapter (book/prediction_head.md): label smoothing's
-uniform term, the least sure steps of a translation, and calibration against sampling noise."""
+"""The sentences of the prediction-head chapter (book/prediction_head.md): the settings
+sweep's evidence on label smoothing, its uniform term, the least sure steps of a translation,
+and calibration against sampling noise."""
 
 from __future__ import annotations
 
@@ -21,6 +22,31 @@ def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> st
                 f"ε/|S| on (geometric) average")
     return (f"within {tolerance:g} nats of the {design:.1f} of a model that matched the "
             f"smoothed target exactly")
+
+
+def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float]) -> str:
+    """The settings sweep's evidence on label smoothing: the BLEU gain of each pair of runs that
+    differ only in epsilon (with minus without), against the spread of the BLEU of runs that
+    differ only in their seed. A gain counts only when it is larger than that spread."""
+    if not gains or len(seed_scores) < 2:
+        raise ValueError(f"need at least one gain and two seeds, got {len(gains)} and "
+                         f"{len(seed_scores)}")
+    if any(not math.isfinite(x) for x in [*gains, *seed_scores]):
+        raise ValueError("gains and scores must be finite")
+    spread = max(seed_scores) - min(seed_scores)
+    larger = sum(g > spread for g in gains)
+    lower = sum(g < -spread for g in gains)
+    head = f"{len(seed_scores)} runs spread over {spread:.1f} BLEU"
+    if lower:
+        return (f"{head}, and in {lower} of the {len(gains)} pairs smoothing lowered BLEU by "
+                f"more: the sweep does not show that it helps")
+    if larger == len(gains):
+        return (f"{head}, and each pair's gain is larger: {len(gains)} runs in favour of "
+                f"smoothing, one per setting, not a measured size of its effect")
+    if larger == 0:
+        return f"{head}, and no pair's gain is larger: the sweep does not show that smoothing helps"
+    return (f"{head}, and only {larger} of the {len(gains)} pairs' gains "
+            f"{'is' if larger == 1 else 'are'} larger: weak evidence that smoothing helps")
 
 
 def two_way_choice(first: str, p_first: float, second: str, p_second: float,
