@@ -44,30 +44,42 @@ def test_length_verdict_reports_both_token_counts_and_the_penalty(lengths, ratio
     assert v.length_verdict(*lengths, *ratios) == text
 
 
-def test_alpha_default_note_says_what_the_default_does():
-    assert "does no normalisation" in v.alpha_default_note(0.0)
-    assert v.alpha_default_note(0.6) == ("The default, α = 0.6, was chosen on the validation "
-                                         "sentences")
+def test_alpha_default_note_says_what_the_default_does_and_whether_the_grid_backs_it():
+    kept = v.alpha_default_note(0.0, beaten=False)
+    assert "does no normalisation" in kept and "no other α scored higher" in kept
+    beaten = v.alpha_default_note(0.0, beaten=True)
+    assert "though another α scored higher" in beaten and "no other" not in beaten
+    assert v.alpha_default_note(0.6, beaten=False).startswith("The default, α = 0.6, divides by")
 
 
-def test_default_holds_compares_the_default_with_the_best_of_the_grid():
-    assert "scores highest" in v.default_holds({0.0: 40.0, 1.0: 39.0}, 0.0, "α")
-    near = v.default_holds({0.0: 40.0, 0.6: 40.05}, 0.0, "α")
-    assert "within 0.1 BLEU of the best, α = 0.6 (0.05 below it)" in near
-    far = v.default_holds({0.0: 40.0, 0.6: 41.0}, 0.0, "α")
-    assert "α = 0.6 scores 1.00 BLEU above the default" in far and "not be chosen" in far
-    with pytest.raises(ValueError, match="not among"):
-        v.default_holds({0.0: 40.0}, 1.0, "α")
+def test_by_count_follows_each_interval():
+    same = v.by_count("α = 1", "α = 0", {"13a": (-1.9, 0.3), "word": (-1.2, 1.1)})
+    assert same == ("α = 1 and α = 0 cannot be told apart, whether <unk> counts as three tokens "
+                    "or one (each 95 % interval of the difference includes zero)")
+    lower = v.by_count("a", "b", {"13a": (-2.0, -0.1), "word": (-1.0, -0.2)})
+    assert lower.startswith("a scores lower than b, whether") and "lies below zero" in lower
+    mixed = v.by_count("a", "b", {"13a": (-2.0, -0.1), "word": (-1.0, 0.5)})
+    assert mixed == ("with <unk> as three tokens (13a), a scores lower than b; with <unk> as one "
+                     "word, a and b cannot be told apart (95 % intervals of the difference)")
+    higher = v.by_count("a", "b", {"word": (0.1, 0.5)})
+    assert higher.startswith("a scores higher than b, with <unk> as one word")
+    with pytest.raises(ValueError, match="keyed by"):
+        v.by_count("a", "b", {"chrF": (0.0, 1.0)})
 
 
-def test_smallest_margin_within_and_its_note():
-    grid = {2.0: 40.0, 1.5: 39.95, 1.0: 39.5, 0.5: 38.0}
-    assert v.smallest_margin_within(grid, 40.0) == 1.5
-    assert v.smallest_margin_within(grid, 41.0) is None
-    assert v.margin_rule_note(1.5, 1.5) == "here the rule picks 1.5, the default"
-    assert "smaller than the default 1.5" in v.margin_rule_note(1.0, 1.5)
-    assert "larger than the default 1.5" in v.margin_rule_note(2.0, 1.5)
-    assert "picks none" in v.margin_rule_note(None, 1.5)
+def test_grid_best_says_which_setting_leads_and_whether_beyond_the_noise():
+    text = v.grid_best(0.0, "α", {"13a": (0.0, 0.0, 0.0, 0.0),
+                                  "word": (0.6, 0.09, -0.85, 1.04)})
+    assert text == ("with <unk> as three tokens (13a), the default α = 0 scores highest; with "
+                    "<unk> as one word, α = 0.6 scores 0.09 higher, within the noise (-0.85 to "
+                    "+1.04)")
+    assert "beyond the noise (+0.20 to +1.50)" in v.grid_best(0.0, "α",
+                                                             {"word": (1.0, 0.8, 0.2, 1.5)})
+    assert not v.default_beaten(0.0, {"13a": (0.0, 0.0, 0.0, 0.0),
+                                      "word": (0.6, 0.09, -0.85, 1.04)})
+    assert v.default_beaten(0.0, {"word": (1.0, 0.8, 0.2, 1.5)})
+    with pytest.raises(ValueError, match="keyed by"):
+        v.grid_best(0.0, "α", {})
 
 
 def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
@@ -80,8 +92,8 @@ def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
 
 
 @pytest.mark.parametrize("greedy, beam, words", [
-    (20, 3, "avoids 85 % of the misses"), (0, 0, "neither greedy decoding nor"),
+    (20, 3, "has 85 % fewer misses than greedy"), (0, 0, "neither greedy decoding nor"),
     (3, 5, "more often than greedy decoding"), (0, 2, "more often than greedy decoding"),
-    (10, 10, "avoids 0 % of the misses")])
+    (10, 10, "has 0 % fewer misses")])
 def test_misses_closed(greedy, beam, words):
     assert words in v.misses_closed(greedy, beam)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from lib.course.verdicts import wording
+
 
 def same_output_note(same: bool, other: str) -> str:
     """'which finds the same output as k = 5 on this sentence', or a different one."""
@@ -54,45 +56,65 @@ def _penalty(bp: float) -> str:
     return "no brevity penalty" if bp >= 1 else f"brevity penalty {100 * (1 - bp):.1f} %"
 
 
-def alpha_default_note(alpha: float) -> str:
-    """What the default length-normalisation exponent does, whatever it was chosen to be."""
-    if alpha == 0:
-        return ("The default, α = 0, does no normalisation at all: it was chosen on the "
-                "validation sentences, where normalising did not raise BLEU")
-    return f"The default, α = {alpha:g}, was chosen on the validation sentences"
+UNK_COUNTS = {"13a": "<unk> as three tokens (13a)", "word": "<unk> as one word"}
+"""The two ways the chapter counts the model's <unk> in BLEU: sacrebleu's 13a tokeniser cuts it
+into "<", "unk", ">", which lengthens outputs that hold it; written as one word it counts once."""
 
 
-def default_holds(bleu_by_setting: dict, default, name: str, tolerance: float = 0.1) -> str:
-    """Does a default setting still score within `tolerance` BLEU of the best of a grid?"""
-    if default not in bleu_by_setting:
-        raise ValueError(f"the default {default!r} is not among {list(bleu_by_setting)!r}")
-    best = max(bleu_by_setting, key=lambda s: bleu_by_setting[s])
-    gap = bleu_by_setting[best] - bleu_by_setting[default]
-    if best == default or gap <= 0:
-        return f"the default, {name} = {default}, scores highest of the grid"
-    if gap <= tolerance:
-        return (f"the default, {name} = {default}, is within {tolerance:g} BLEU of the best, "
-                f"{name} = {best} ({gap:.2f} below it)")
-    return (f"{name} = {best} scores {gap:.2f} BLEU above the default, {name} = {default}: on "
-            f"these sentences the default would not be chosen again")
+def by_count(a: str, b: str, intervals: dict[str, tuple[float, float]]) -> str:
+    """How a scores against b under each count of <unk> (keys of UNK_COUNTS), from a 95 %
+    interval (lo, hi) of BLEU(a) - BLEU(b) per count (a paired bootstrap): one verdict when
+    the counts agree, one clause per count when they do not."""
+    if not intervals or set(intervals) - set(UNK_COUNTS):
+        raise ValueError(f"intervals are keyed by {sorted(UNK_COUNTS)}, got {sorted(intervals)}")
+    sides = {c: wording.side_of_zero(lo, hi) for c, (lo, hi) in intervals.items()}
+    verb = {"above": f"{a} scores higher than {b}", "below": f"{a} scores lower than {b}",
+            "zero": f"{a} and {b} cannot be told apart"}
+    if len(set(sides.values())) == 1:
+        side = next(iter(sides.values()))
+        where = {"above": "lies above zero", "below": "lies below zero",
+                 "zero": "includes zero"}[side]
+        counts = "whether <unk> counts as three tokens or one" if len(sides) > 1 else (
+            "with " + UNK_COUNTS[next(iter(sides))])
+        return f"{verb[side]}, {counts} (each 95 % interval of the difference {where})"
+    return "; ".join(f"with {UNK_COUNTS[c]}, {verb[side]}" for c, side in sides.items()) + (
+        " (95 % intervals of the difference)")
 
 
-def smallest_margin_within(bleu_by_margin: dict, plain: float, tolerance: float = 0.1):
-    """The smallest pruning margin whose BLEU stays within `tolerance` of the beam without
-    pruning (BLEU `plain`), or None when none does."""
-    ok = [m for m, b in bleu_by_margin.items() if b >= plain - tolerance]
-    return min(ok) if ok else None
+def grid_best(default, name: str, best: dict[str, tuple]) -> str:
+    """Which setting of a validation grid scores highest under each count of <unk>, against
+    the default: `best` maps a count (key of UNK_COUNTS) to (best setting, its BLEU minus the
+    default's, lo, hi), lo and hi a 95 % interval of that difference (ignored where the best
+    is the default)."""
+    if not best or set(best) - set(UNK_COUNTS):
+        raise ValueError(f"best is keyed by {sorted(UNK_COUNTS)}, got {sorted(best)}")
+    parts = []
+    for count, (setting, diff, lo, hi) in best.items():
+        if setting == default or diff <= 0:
+            parts.append(f"with {UNK_COUNTS[count]}, the default {name} = {default:g} scores "
+                         f"highest")
+            continue
+        noise = "beyond" if lo > 0 else "within"
+        parts.append(f"with {UNK_COUNTS[count]}, {name} = {setting:g} scores {diff:.2f} higher, "
+                     f"{noise} the noise ({lo:+.2f} to {hi:+.2f})")
+    return "; ".join(parts)
 
 
-def margin_rule_note(chosen, default) -> str:
-    """What the margin rule picks on the page's sentences, against lib's default."""
-    if chosen is None:
-        return "no margin of the grid stays that close, so the rule picks none here"
-    if chosen == default:
-        return f"here the rule picks {chosen:g}, the default"
-    word = "smaller" if chosen < default else "larger"
-    return (f"here the rule picks {chosen:g}, {word} than the default {default:g}: on so few "
-            f"sentences a tenth of a BLEU point is within the noise, so the rule is a loose one")
+def default_beaten(default, best: dict[str, tuple]) -> bool:
+    """Does any count of `grid_best`'s put another setting above the default beyond the
+    noise (its whole 95 % interval above zero)?"""
+    return any(s != default and diff > 0 and lo > 0 for s, diff, lo, _ in best.values())
+
+
+def alpha_default_note(alpha: float, beaten: bool) -> str:
+    """What the default length-normalisation exponent does, and whether the validation grid
+    backs it (`beaten`: another alpha scored higher beyond the noise, see `default_beaten`)."""
+    does = ("does no normalisation at all" if alpha == 0 else f"divides by L^{alpha:g}")
+    if beaten:
+        return (f"The default, α = {alpha:g}, {does}, though another α scored higher on the "
+                f"validation sentences, beyond the bootstrap noise")
+    return (f"The default, α = {alpha:g}, {does}: on the validation sentences no other α scored "
+            f"higher beyond the bootstrap noise, however <unk> is counted")
 
 
 def k3_gain(bleu_by_k: dict[int, float]) -> str:
@@ -108,7 +130,8 @@ def k3_gain(bleu_by_k: dict[int, float]) -> str:
 
 
 def misses_closed(miss_greedy: int, miss_beam: int, beam: str = "a beam of five") -> str:
-    """How many of greedy's misses of the exhaustive optimum a beam avoids (counts)."""
+    """How many fewer misses of the exhaustive optimum a beam has than greedy decoding, net:
+    a beam may miss where greedy does not, so this is not the share of greedy's it avoids."""
     if miss_greedy < 0 or miss_beam < 0:
         raise ValueError("counts cannot be negative")
     if miss_greedy == 0 and miss_beam == 0:
@@ -116,8 +139,8 @@ def misses_closed(miss_greedy: int, miss_beam: int, beam: str = "a beam of five"
     if miss_beam > miss_greedy:
         return (f"{beam} misses the optimum more often than greedy decoding ({miss_beam} "
                 f"sentences against {miss_greedy})")
-    avoided = 100 * (miss_greedy - miss_beam) / miss_greedy
-    return f"{beam} avoids {avoided:.0f} % of the misses of greedy decoding"
+    fewer = 100 * (miss_greedy - miss_beam) / miss_greedy
+    return f"{beam} has {fewer:.0f} % fewer misses than greedy decoding"
 
 
 def pruned_note(unchanged: bool, pruned_pct: float, plain_pct: float) -> str:
