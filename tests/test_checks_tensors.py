@@ -4,6 +4,7 @@ message that names them, and reports an unfinished skeleton as not done."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 import torch
@@ -344,7 +345,7 @@ def test_reverse_names_off_by_one_dtype_and_in_place():
         return src
 
     r = tensors.check_reverse_padded(off_by_one)
-    assert r.done and not r.ok and "row 0" in str(r) and "expected [3, 7, 6, 5]" in str(r)
+    assert r.done and not r.ok and "row 0" in str(r) and "expected [14, 7, 6, 5]" in str(r)
     r = tensors.check_reverse_padded(lambda src, lengths: reverse_ok(src, lengths).float())
     assert r.done and not r.ok and "torch.long" in str(r)
     r = tensors.check_reverse_padded(in_place)
@@ -357,3 +358,51 @@ def test_reverse_skeleton_not_done():
 
     r = tensors.check_reverse_padded(skeleton)
     assert not r.done and "not done yet" in str(r)
+
+
+# --- smallest_min_freq ------------------------------------------------------------------------
+
+
+def min_freq_ok(train_counts, test_tokens, share):
+    """An independent solution: build the vocabulary with lib.data.Vocab for each min_freq."""
+    from lib.data import Vocab
+
+    sentences = [[tok] * n for tok, n in train_counts.items()]
+    for m in range(1, max(train_counts.values()) + 2):
+        vocab = Vocab.build(sentences, m)
+        if sum(t not in vocab.stoi for t in test_tokens) / len(test_tokens) > share:
+            return m
+
+
+def min_freq_with(compare=lambda r, s: r > s, unknown=lambda c, m: c < m, add_test=False):
+    def fn(train_counts, test_tokens, share):
+        counts = train_counts + Counter(test_tokens) if add_test else train_counts
+        for m in range(1, 100):
+            rate = sum(unknown(counts[t], m) for t in test_tokens) / len(test_tokens)
+            if compare(rate, share):
+                return m
+    return fn
+
+
+def test_min_freq_accepts_reference_and_a_tensor_int():
+    assert tensors.check_smallest_min_freq(min_freq_ok).ok
+    assert tensors.check_smallest_min_freq(min_freq_with()).ok
+    assert tensors.check_smallest_min_freq(lambda *a: torch.tensor(min_freq_ok(*a))).ok
+
+
+def test_min_freq_names_the_usual_slips():
+    r = tensors.check_smallest_min_freq(min_freq_with(unknown=lambda c, m: c <= m))
+    assert_rejects(r, "one too small", "not <=")
+    r = tensors.check_smallest_min_freq(min_freq_with(compare=lambda r, s: r >= s))
+    assert_rejects(r, "not *more than*", "not >=")
+    r = tensors.check_smallest_min_freq(min_freq_with(add_test=True))
+    assert_rejects(r, "counted the test tokens")
+    r = tensors.check_smallest_min_freq(lambda *a: min_freq_ok(*a) + 1)
+    assert_rejects(r, "one too large")
+    r = tensors.check_smallest_min_freq(lambda *a: float(min_freq_ok(*a)))
+    assert_rejects(r, "as an int")
+
+
+def test_min_freq_skeleton_not_done():
+    r = tensors.check_smallest_min_freq(skeleton)
+    assert not r.done and not r.ok

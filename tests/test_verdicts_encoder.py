@@ -43,9 +43,12 @@ def test_gru_against_vanilla_says_how_much_better_and_whether_it_still_vanishes(
 @pytest.mark.parametrize("g_a, g_b, expected", [
     (5e-3, 5e-6, "passes back about 1,000 times more of the gradient than the GRU"),
     (3.0, 1.0, "passes back about 3 times more of the gradient than the GRU"),
-    (2.9, 1.0, "passes back about as much of the gradient as the GRU"),
-    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"),
-    (1.0, 2.9, "passes back about as much of the gradient as the GRU"),
+    (2.9, 1.0, "passes back about as much of the gradient as the GRU"
+     " (within a factor of 3)"),
+    (4.6e-6, 5.5e-6, "passes back about as much of the gradient as the GRU"
+     " (within a factor of 3)"),
+    (1.0, 2.9, "passes back about as much of the gradient as the GRU"
+     " (within a factor of 3)"),
     (1.0, 3.0, "passes back about 3 times less of the gradient than the GRU"),
     (1e-9, 5e-6, "passes back about 5,000 times less of the gradient than the GRU"),
 ])
@@ -64,9 +67,12 @@ def test_by_order_refuses_non_positive_norms(bad):
 
 @pytest.mark.parametrize("a, b, words", [
     (7.0, 0.43, "is about 20 times larger than the GRU"),
-    (0.64, 0.43, "is about as large as the GRU"),
-    (1.0, 2.9, "is about as large as the GRU"),
-    (4.6e-6, 5.5e-6, "is about as large as the GRU"),
+    (0.64, 0.43, "is about as large as the GRU"
+     " (within a factor of 3)"),
+    (1.0, 2.9, "is about as large as the GRU"
+     " (within a factor of 3)"),
+    (4.6e-6, 5.5e-6, "is about as large as the GRU"
+     " (within a factor of 3)"),
     (1e-6, 5e-3, "is about 5,000 times smaller than the GRU")])
 def test_factor_against_is_neutral_and_follows_the_ratio(a, b, words):
     text = v.factor_against(a, b, "the GRU")

@@ -421,8 +421,9 @@ def _open_bias_case(fn, D: int, H: int, T: int, biases: list[float], share: floa
         raise Mismatch("you changed the cell's own weights: add the bias to a copy (a new "
                        "GRUCell with load_state_dict), so each bias starts from the same cell")
     if got == expected:
-        return f"biases {biases}, share {share}: {expected}"
-    where = f"(biases {biases}, share {share}) "
+        return (f"on another random cell (D={D}, H={H}, T={T}), biases {biases}, share {share}: "
+                f"{expected}")
+    where = f"(another random cell, D={D}, H={H}, T={T}; biases {biases}, share {share}) "
     if expected is None:
         raise Mismatch(f"{where}no bias lets that share through, so the answer is None; you "
                        f"returned {got!r}")

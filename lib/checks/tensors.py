@@ -8,6 +8,9 @@
     check_split_by_key(split_by_key)         a stricter split: sentences with the same key
                                              (e.g. the same words, whatever the punctuation and
                                              capitals) all on one side
+    check_smallest_min_freq(smallest_min_freq)
+                                             the smallest min_freq whose vocabulary leaves more
+                                             than a share of the test tokens unknown
 
 Each runs the learner's function on small cases, compares it with `lib.data` (or with the rule
 the chapter states) and says in words what differs.
@@ -16,6 +19,7 @@ the chapter states) and says in words what differs.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import torch
 
@@ -309,7 +313,8 @@ def check_split_by_key(fn) -> CheckResult:
 # encode_with_fallback(tokens, vocab) -> ids: an unknown token falls back to its lower case
 # ---------------------------------------------------------------------------------------------
 
-_CASED = Vocab(list(SPECIALS) + ["the", "cat", "Tom", "tom", "is", "cold", ".", "Paris", "are"])
+_CASED = Vocab(list(SPECIALS) + ["the", "cat", "Turkey", "turkey", "is", "cold", ".", "Paris",
+                                 "are"])
 
 
 def _fallback_reference(tokens: list[str], vocab: Vocab) -> list[int]:
@@ -328,7 +333,7 @@ def check_encode_with_fallback(fn, vocab: Vocab | None = None) -> CheckResult:
     vocab = vocab or _CASED
     cases = [
         (["The", "cat", "is", "cold", "."], "a capital at the start of a sentence"),
-        (["Tom", "is", "cold", "."], "a token known as it is, whose lower case is known too"),
+        (["Turkey", "is", "cold", "."], "a token known as it is, whose lower case is known too"),
         (["THE", "Cat", "Are", "zebras"], "several unknown casings and one unknown word"),
         (["paris", "is", "cold"], "a lower-case token known only with a capital"),
     ]
@@ -344,7 +349,7 @@ def check_encode_with_fallback(fn, vocab: Vocab | None = None) -> CheckResult:
             plain = [vocab.stoi.get(t, UNK) for t in tokens]
             if got == lowered:
                 raise Mismatch(f"{where}: you lower-cased every token, known ones too; a token "
-                               f"the vocabulary knows as it is (Tom) keeps its own id, only an "
+                               f"the vocabulary knows as it is (Turkey) keeps its own id, only an "
                                f"unknown one falls back to its lower case")
             if got == plain:
                 raise Mismatch(f"{where}: no fallback: an unknown token whose lower case is "
@@ -401,8 +406,73 @@ def check_reverse_padded(fn) -> CheckResult:
     """`fn(src (B, T) long, right-padded, lengths (B,))` -> (B, T) long: row b's first
     lengths[b] ids in reverse order, then the same <pad> ids, so packing still works."""
     cases = [
-        [[5, 6, 7, 3], [8, 3], [9, 10, 3]],
+        [[5, 6, 7, 14], [8, 15], [9, 10, 16]],  # ids >= 4: the source has no specials
         [[4, 5, 6], [7, 8, 9]],  # equal lengths: flipping whole rows is right here
-        [[12], [5, 6, 7, 8, 9, 3], [7, 3], [11, 12, 13, 3]],
+        [[12], [5, 6, 7, 8, 9, 17], [7, 18], [11, 12, 13, 19]],
     ]
     return run_checks("reverse_padded", *[(lambda c=c: _reverse_case(fn, c)) for c in cases])
+
+
+# ---------------------------------------------------------------------------------------------
+# smallest_min_freq(train_counts, test_tokens, share) -> the smallest min_freq whose vocabulary
+# leaves more than `share` of the test tokens unknown
+# ---------------------------------------------------------------------------------------------
+
+
+def _unknown_share(counts, tokens: list[str], min_freq: int) -> float:
+    """Share of `tokens` that Vocab.build(..., min_freq) on these counts maps to <unk>."""
+    return sum(counts.get(t, 0) < min_freq for t in tokens) / len(tokens)
+
+
+def _first_above(rate, share: float, strict: bool = True) -> int:
+    m = 1
+    while not (rate(m) > share if strict else rate(m) >= share):
+        m += 1
+    return m
+
+
+def _min_freq_case(fn, counts: dict, tokens: list[str], share: float) -> str:
+    want = _first_above(lambda m: _unknown_share(counts, tokens, m), share)
+    got = call(fn, Counter(counts), list(tokens), share,
+               names=("train_counts", "test_tokens", "share"))
+    if hasattr(got, "item"):
+        got = got.item()
+    if not isinstance(got, int) or isinstance(got, bool):
+        raise Mismatch(f"return min_freq as an int, got {type(got).__name__}: {got!r}")
+    if got == want:
+        return f"share {share:.0%}: min_freq {want}"
+    rates = ", ".join(f"{m}: {_unknown_share(counts, tokens, m):.0%}"
+                      for m in range(1, max(want, got) + 2))
+    where = f"(share {share:.0%}; unknown test tokens by min_freq: {rates}) "
+    with_test = Counter(counts) + Counter(tokens)
+    if got == _first_above(lambda m: _unknown_share(with_test, tokens, m), share):
+        raise Mismatch(f"{where}you counted the test tokens towards the vocabulary; it is "
+                       f"built from the training counts only, so test tokens cannot make "
+                       f"themselves known")
+    if got == want - 1 and _unknown_share(counts, tokens, got) == share:
+        raise Mismatch(f"{where}at min_freq {got} exactly {share:.0%} are unknown, which is not "
+                       f"*more than* {share:.0%}: compare with >, not >=")
+    if got == want - 1:
+        raise Mismatch(f"{where}one too small: a token is unknown when seen *fewer* than "
+                       f"min_freq times (Vocab.build keeps count >= min_freq): its training "
+                       f"count < min_freq, not <=; and return the first min_freq above the "
+                       f"share, not the last one below it")
+    if got == want + 1:
+        raise Mismatch(f"{where}one too large: return the first min_freq whose unknown share "
+                       f"is above {share:.0%}, not the one after it")
+    raise Mismatch(f"{where}expected {want}, got {got}")
+
+
+def check_smallest_min_freq(fn) -> CheckResult:
+    """`fn(train_counts (Counter), test_tokens (list), share)` -> the smallest int min_freq >= 1
+    for which more than `share` of test_tokens are seen fewer than min_freq times in training."""
+    counts = {"le": 9, "chat": 4, "dort": 2, "noir": 1, "vite": 3, "chien": 6}
+    rare = ["le", "chat", "dort", "dort", "dort", "noir", "zèbre", "le", "chat", "vite", "chien"]
+    common = ["le", "chat", "dort", "noir", "zèbre", "le", "chat", "le", "vite", "le", "noir",
+              "vite"]  # at min_freq 2 exactly 25 % unknown
+    return run_checks(
+        "smallest_min_freq",
+        lambda: _min_freq_case(fn, counts, rare, 0.4),
+        lambda: _min_freq_case(fn, counts, common, 0.25),
+        lambda: _min_freq_case(fn, counts, rare, 0.05),
+    )

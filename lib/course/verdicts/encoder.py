@@ -49,14 +49,14 @@ def by_order(a: float, b: float, other: str, verb: str, more: str, same: str, le
     1,000 times <more><what> than <other>', '<verb> about as <same><what> as <other>' (within a
     factor of 3 either way) or '<verb> about 20 times <less><what> than <other>'. The factor has
     one significant digit: 'passes back about 1,000 times more of the gradient than ...',
-    'is about as large as ...'."""
+    'is about as large as ... (within a factor of 3)': the rule is said where it is used."""
     if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
         raise ValueError(f"gradient factors must be positive and finite, got {a!r}, {b!r}")
     ratio = a / b
     if ratio >= 3:
         return f"{verb} {_order(ratio)} {more}{what} than {other}"
     if ratio > 1 / 3:
-        return f"{verb} about as {same}{what} as {other}"
+        return f"{verb} about as {same}{what} as {other} (within a factor of 3)"
     return f"{verb} {_order(1 / ratio)} {less}{what} than {other}"
 
 
