@@ -71,9 +71,9 @@ def test_grid_best_says_which_setting_leads_and_whether_beyond_the_noise():
     text = v.grid_best(0.0, "α", {"13a": (0.0, 0.0, 0.0, 0.0),
                                   "word": (0.6, 0.09, -0.85, 1.04)})
     assert text == ("with <unk> as three tokens (13a), the default α = 0 scores highest; with "
-                    "<unk> as one word, α = 0.6 scores 0.09 higher, within the noise (-0.85 to "
-                    "+1.04)")
-    assert "beyond the noise (+0.20 to +1.50)" in v.grid_best(0.0, "α",
+                    "<unk> as one word, α = 0.6 scores 0.09 higher, within the noise (95 % "
+                    "interval -0.85 to +1.04)")
+    assert "beyond the noise (95 % interval +0.20 to +1.50)" in v.grid_best(0.0, "α",
                                                              {"word": (1.0, 0.8, 0.2, 1.5)})
     assert not v.default_beaten(0.0, {"13a": (0.0, 0.0, 0.0, 0.0),
                                       "word": (0.6, 0.09, -0.85, 1.04)})

@@ -96,7 +96,7 @@ def grid_best(default, name: str, best: dict[str, tuple]) -> str:
             continue
         noise = "beyond" if lo > 0 else "within"
         parts.append(f"with {UNK_COUNTS[count]}, {name} = {setting:g} scores {diff:.2f} higher, "
-                     f"{noise} the noise ({lo:+.2f} to {hi:+.2f})")
+                     f"{noise} the noise (95 % interval {lo:+.2f} to {hi:+.2f})")
     return "; ".join(parts)
 
 
