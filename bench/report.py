@@ -431,7 +431,8 @@ def long_input_verdict(fixed: list[float], attention: list[float], first: str, l
             f"({fixed[0]:.1f} to {fixed[-1]:.1f}) and the attention model's {a} "
             f"({attention[0]:.1f} to {attention[-1]:.1f})")
     if f == "falls" and a != "falls":
-        return head + ": the pattern the bottleneck predicts."
+        return (head + ": the direction the bottleneck predicts; the chapter tests whether it is "
+                "beyond the noise.")
     if f == "falls":
         drop_f, drop_a = fixed[0] - fixed[-1], attention[0] - attention[-1]
         less = wording.comparison(drop_f, drop_a, tolerance,

@@ -233,12 +233,27 @@ def test_copy_alignment_counts_the_strongest_column_on_the_word_or_after(monkeyp
     weights[0, 0] = 0.6  # writing "Mary": on its column
     weights[2, 3] = 0.6  # writing "3": on the column after it
     output = ["Mary", "a", "3", "chats", ".", "<eos>"]
+    moved = torch.full((5, 4), 0.1)  # (T, S): "Tom a vu Mary <eos>" for "Mary saw Tom ."
+    moved[0, 2] = 0.6  # writing "Tom" (row 0 of 5): on its column 2, off the diagonal's column 0
+    moved[3, 1] = 0.6  # writing "Mary" (row 3): on column 1, just after Mary's 0
     monkeypatch.setattr(alignment, "greedy_weights",
                         lambda model, sources, with_tokens: [(weights, output),
                                                              (weights[:, :3], ["Je", "."])])
     measured = alignment.copy_alignment(None, ["Mary has 3 cats .", "I am ."])
     assert (measured.sources, measured.rows) == (1, 2)
     assert (measured.on_word, measured.after_word, measured.either) == (0.5, 0.5, 1.0)
+    # Both copied words sit on the diagonal (columns floor((t + 1/2) 5/6) = 0 and 2): no control.
+    assert (measured.by_position, measured.off_diagonal) == (1.0, 0)
+    assert math.isnan(measured.on_word_off_diagonal)
+    monkeypatch.setattr(alignment, "greedy_weights",
+                        lambda model, sources, with_tokens: [
+                            (moved, ["Tom", "a", "vu", "Mary", "<eos>"])])
+    measured = alignment.copy_alignment(None, ["Mary saw Tom ."])
+    assert (measured.rows, measured.on_word, measured.after_word) == (2, 0.5, 0.5)
+    # Diagonal columns floor((t + 1/2) 4/5): Tom's row 0 -> 0 (Tom is at 2), Mary's row 3 -> 2
+    # (Mary is at 0): neither copied word is on the diagonal, and one of the two rows finds it.
+    assert (measured.by_position, measured.off_diagonal, measured.on_word_off_diagonal) == (
+        0.0, 2, 0.5)
     monkeypatch.setattr(alignment, "greedy_weights",
                         lambda model, sources, with_tokens: [(weights[:, :3], ["Je", "."])])
     with pytest.raises(ValueError, match="no output copies a name or number"):

@@ -263,9 +263,11 @@ def test_the_committed_cpu_sweep_scores_the_current_reference_model():
 
 @pytest.mark.parametrize("fixed, attention, expected", [
     ((30.0, 25.0, 20.0), (30.0, 29.5, 29.2), "BLEU falls (30.0 to 20.0) and the attention "
-     "model's holds (30.0 to 29.2): the pattern the bottleneck predicts."),
+     "model's holds (30.0 to 29.2): the direction the bottleneck predicts; the chapter tests "
+     "whether it is beyond the noise."),
     ((30.0, 20.0), (30.0, 33.0), "BLEU falls (30.0 to 20.0) and the attention model's rises "
-     "(30.0 to 33.0): the pattern the bottleneck predicts."),
+     "(30.0 to 33.0): the direction the bottleneck predicts; the chapter tests whether it is "
+     "beyond the noise."),
     ((30.0, 20.0), (30.0, 25.0), "attention falls too, by less than the fixed-vector model, so "
      "at this budget it does not remove the fall."),
     ((30.0, 25.0), (30.0, 20.0), "attention falls too, by more than the fixed-vector model, so "

@@ -1,6 +1,6 @@
 """Checkers for the attention chapter's exercises.
 
-* `check_all_scores(fn)`: `fn(s, H, W_s, W_h, v)` -> the scores e (B, T, S) of all T decoder
+* `check_all_scores(fn)`: `fn(s, h, W_s, W_h, v)` -> the scores e (B, T, S) of all T decoder
   steps at once, e_{t,j} = v^T tanh(W_s s_t + W_h h_j), against explicit loops.
 * `check_masked_softmax(fn)`: `fn(scores, lengths)` -> weights (B, S) that sum to 1 over the
   real positions, are exactly 0 on the padding ("padding got weight" otherwise), and are all 0,
@@ -75,7 +75,7 @@ def _tensor(name: str, got) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# 1. all_scores(s, H, W_s, W_h, v) -> e (B, T, S)
+# 1. all_scores(s, h, W_s, W_h, v) -> e (B, T, S)
 # ---------------------------------------------------------------------------------------------
 
 

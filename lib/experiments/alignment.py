@@ -121,14 +121,21 @@ def _top_part(weights: torch.Tensor, part_lengths: list[int]) -> torch.Tensor:
     return per_part.argmax(dim=-1)  # (T,) the part each row draws on most (the first on a tie)
 
 
+def positional_columns(T: int, S: int) -> torch.Tensor:
+    """(T,) the source column a reader by position alone would pick for each of T output rows:
+    row t sits at column floor((t + 1/2) S / T), the diagonal of a T x S map."""
+    if T < 1 or S < 1:
+        raise ValueError(f"need at least one row and one column, got T={T}, S={S}")
+    return ((torch.arange(T, dtype=torch.float64) + 0.5) * S / T).floor().long()
+
+
 def current_part(T: int, part_lengths: list[int]) -> torch.Tensor:
     """(T,) the part being translated at each of T output rows, by the row's place in the output:
     row t sits at source column floor((t + 1/2) S / T), and the part holding that column."""
     if T < 1:
         raise ValueError(f"need at least one output row, got T={T}")
     _check_parts(part_lengths, sum(part_lengths) if part_lengths else 0)
-    S = sum(part_lengths)
-    column = ((torch.arange(T, dtype=torch.float64) + 0.5) * S / T).floor().long()
+    column = positional_columns(T, sum(part_lengths))
     ends = torch.tensor(part_lengths).cumsum(0)  # the first column after each part
     return torch.bucketize(column, ends, right=True)
 
@@ -315,12 +322,18 @@ def copied_words(source: list[str], output: list[str]) -> list[tuple[int, int]]:
 class CopyAlignment:
     """Of `rows` output rows that copy a name or number (from `sources` sources), the share
     whose strongest column is the copied word's (`on_word`), the one after it (`after_word`: a
-    one-way encoder's state h_{j+1} has read word j too), and either."""
+    one-way encoder's state h_{j+1} has read word j too), and either. The control for position:
+    the share of rows where the diagonal column (`positional_columns`) is the copied word's
+    (`by_position`), and of the other `off_diagonal` rows, the share whose strongest column is the
+    word's all the same (`on_word_off_diagonal`, nan when there are none)."""
 
     sources: int
     rows: int
     on_word: float
     after_word: float
+    by_position: float
+    off_diagonal: int
+    on_word_off_diagonal: float
 
     @property
     def either(self) -> float:
@@ -330,19 +343,27 @@ class CopyAlignment:
 def copy_alignment(model, sources: list[str]) -> CopyAlignment:
     """Where `model` looks while it writes a word it copies: `copied_words` in its greedy
     outputs for `sources`, and the strongest column of each such row."""
-    on, after, rows, used = 0, 0, 0, 0
+    on, after, rows, used, diagonal, off, on_off = 0, 0, 0, 0, 0, 0, 0
     for source, (weights, output) in zip(sources, greedy_weights(model, sources,
                                                                  with_tokens=True)):
         pairs = copied_words(tokenize(source), output)
         used += bool(pairs)
+        guess = positional_columns(*weights.shape) if pairs else None  # (T,)
         for t, j in pairs:
             top = int(weights[t].argmax())
             rows += 1
             on += top == j
             after += top == j + 1
+            if int(guess[t]) == j:
+                diagonal += 1
+            else:
+                off += 1
+                on_off += top == j
     if not rows:
         raise ValueError("no output copies a name or number of its source: nothing to measure")
-    return CopyAlignment(sources=used, rows=rows, on_word=on / rows, after_word=after / rows)
+    return CopyAlignment(sources=used, rows=rows, on_word=on / rows, after_word=after / rows,
+                         by_position=diagonal / rows, off_diagonal=off,
+                         on_word_off_diagonal=on_off / off if off else math.nan)
 
 
 def group_parts(held_out: list[tuple[str, list[str]]], groups, k_max: int, seed: int = 0

@@ -92,56 +92,80 @@ def anti_diagonal(copied: float, after: float) -> str:
     return "mostly away from the anti-diagonal and the column right of it"
 
 
-def length_finding(short: float, long: float, growth: Sequence[float]) -> str:
-    """The real-language finding: attention's BLEU lead over the fixed vector on short and on
-    long sources, and how much it grows from the one to the other, (growth, 95 % low, high)
-    (`lib.experiments.long_inputs.lead_growth`). Capitalised, no full stop."""
+def _growth_interval(growth: Sequence[float]) -> tuple[float, float, float]:
     d, lo, hi = growth
     if not lo <= d <= hi:
         raise ValueError(f"the growth must lie in its interval, got {d, lo, hi}")
-    values = f"{short:+.1f} BLEU on short sources, {long:+.1f} on long ones"
-    interval = f"{lo:+.1f} to {hi:+.1f} BLEU, 95 % interval"
-    if lo > 0:
-        return f"Attention's lead grows with the length of the source ({values}; the growth: " \
-               f"{interval})"
-    if hi < 0:
-        return f"Attention's lead shrinks with the length of the source ({values}; the " \
-               f"change: {interval})"
-    return f"Attention leads at every length ({values}), but whether its lead grows is within " \
-           f"the noise (the change: {interval})"
+    return d, lo, hi
 
 
-def growth_robustness(without_shortest: Sequence[float]) -> str:
-    """Whether the lead's growth survives leaving out the shortest sources (1-8 tokens, where
-    short-segment BLEU is noisy and attention itself scores low): (growth, 95 % low, high) of
-    `lib.experiments.long_inputs.lead_growth` with those sources dropped. A sentence, no full
-    stop."""
-    d, lo, hi = without_shortest
-    if not lo <= d <= hi:
-        raise ValueError(f"the growth must lie in its interval, got {d, lo, hi}")
-    span = f"{d:+.1f} BLEU, 95 % interval {lo:+.1f} to {hi:+.1f}"
-    if lo > 0:
-        return f"It still grows without the shortest sources ({span})"
+def lead_reading(fixed: Sequence[float], attention: Sequence[float], short: float,
+                 long: float) -> str:
+    """BLEU by length bucket for each decoder, and attention's lead on short and on long sources:
+    in how many buckets attention is ahead. Capitalised, no full stop."""
+    if len(fixed) != len(attention) or not fixed:
+        raise ValueError("one BLEU per length bucket for each decoder")
+    ahead = sum(a > f for f, a in zip(fixed, attention))
+    where = ("in every length bucket" if ahead == len(fixed)
+             else f"in {ahead} of the {len(fixed)} length buckets")
+    return (f"Attention is ahead {where}, by {short:+.1f} BLEU on short sources and "
+            f"{long:+.1f} on long ones")
+
+
+def growth_finding(growth: Sequence[float], without_shortest: Sequence[float],
+                   shortest: int = 8) -> str:
+    """Whether attention's lead grows from short to long sources, with all sources and without
+    those of at most `shortest` tokens, each (growth, 95 % low, high)
+    (`lib.experiments.long_inputs.lead_growth`): growth counts only when its interval is above
+    zero both ways. Capitalised, no last full stop."""
+    d, lo, hi = _growth_interval(growth)
+    rd, rlo, rhi = _growth_interval(without_shortest)
+    full = f"{d:+.1f}, 95 % interval {lo:+.1f} to {hi:+.1f}"
+    cut = f"{rd:+.1f}, {rlo:+.1f} to {rhi:+.1f}"
     if hi < 0:
-        return f"Without the shortest sources it shrinks instead ({span})"
-    return (f"Without the shortest sources, where attention itself scores lowest, the growth is "
-            f"within the noise ({span}): it rests on them, so the lead, not its growth, is the "
-            f"finding")
+        return f"The lead shrinks with length ({full})"
+    if lo <= 0:
+        return f"Whether the lead grows with length is within the noise ({full})"
+    if rlo > 0:
+        return (f"The lead grows with length ({full}), and still does without the sources of "
+                f"1-{shortest} tokens ({cut})")
+    return (f"The lead grows with length ({full}), but not beyond the noise without the sources "
+            f"of 1-{shortest} tokens ({cut}). So the lead, not its growth, is the finding")
+
+
+def peak_phrase(tokens: Sequence[str], row: Sequence[float], spread: float = 0.5) -> str:
+    """Where one row of attention weights (a share per source token) lies, worded to follow
+    "the row writing X": 'peaks on *car* (62 %)' when its strongest column holds at least
+    `spread` of the weight, else 'spreads over *red*, *car* and *.*' (the columns holding at least
+    a fifth each, in source order, the strongest alone when none other does)."""
+    if len(tokens) != len(row) or not tokens:
+        raise ValueError("one weight per source token")
+    if any(w < 0 for w in row) or abs(sum(row) - 1.0) > 1e-3:
+        raise ValueError("a row of attention weights is non-negative and sums to 1")
+    top = max(range(len(row)), key=lambda j: row[j])
+    if row[top] >= spread:
+        return f"peaks on *{tokens[top]}* ({100 * row[top]:.0f} %)"
+    held = [f"*{tokens[j]}*" for j in range(len(row)) if row[j] >= 0.2] or [f"*{tokens[top]}*"]
+    if len(held) == 1:
+        return f"peaks weakly on {held[0]} ({100 * row[top]:.0f} %)"
+    return f"spreads over {', '.join(held[:-1])} and {held[-1]}"
 
 
 def reading_order(peaks: Sequence[Sequence[int]]) -> str:
     """How the rows of some heatmaps move over the source: `peaks` holds, per heatmap, each
-    output row's strongest source column in output order. A phrase to follow "the rows' peaks"."""
+    output row's strongest source column in output order. A sentence, without its full stop."""
     if not peaks or any(not p or any(c < 0 for c in p) for p in peaks):
         raise ValueError("one non-empty list of source columns (>= 0) per heatmap")
     back = sum(any(b < a for a, b in zip(p, p[1:])) for p in peaks)
     if back == 0:
-        return ("only ever move left to right, as the source runs: where French reorders, this "
-                "one-way model does not go back to the English word")
+        return ("In every map the rows' peaks only move left to right: a state here has read "
+                "only the words up to its own, so a word French moves earlier may not be read "
+                "yet")
     if back == len(peaks):
-        return "go back to an earlier source column at least once in every map, as French reorders"
-    return (f"go back to an earlier source column in {back} of the {len(peaks)} maps and only "
-            f"move left to right in the others")
+        return ("In every map the rows' peaks go back to an earlier source column at least once, "
+                "as French reorders")
+    return (f"The rows' peaks go back to an earlier source column in {back} of the "
+            f"{len(peaks)} maps and only move left to right in the others")
 
 
 def copy_reading(on_word: float, after_word: float) -> str:
@@ -160,6 +184,27 @@ def copy_reading(on_word: float, after_word: float) -> str:
     if on_word + after_word >= 0.5:
         return "the copied word's column or the one after it in most rows, neither alone"
     return "elsewhere than the copied word or the one after it in most rows"
+
+
+def copy_control(by_position: float, off_diagonal: int, on_word_off_diagonal: float) -> str:
+    """The control for position in `lib.experiments.alignment.CopyAlignment`: how often a reader
+    by position alone (the map's diagonal) lands on the copied word, and how often the model's
+    strongest column is the word on the rows where the diagonal misses it. A sentence, without
+    its full stop."""
+    if not 0.0 <= by_position <= 1.0:
+        raise ValueError(f"by_position must be a share between 0 and 1, got {by_position!r}")
+    base = (f"Reading by position alone (each map's diagonal) hits the copied word in "
+            f"{100 * by_position:.0f} % of these rows")
+    if off_diagonal == 0:
+        return f"{base}, so position alone explains them"
+    if not 0.0 <= on_word_off_diagonal <= 1.0:
+        raise ValueError("on_word_off_diagonal must be a share between 0 and 1")
+    found = f"where it misses ({off_diagonal} rows), the model finds the word in"
+    if on_word_off_diagonal >= 0.5:
+        return (f"{base}; {found} {100 * on_word_off_diagonal:.0f} %, so it follows the word, "
+                f"not its place")
+    return (f"{base}; {found} only {100 * on_word_off_diagonal:.0f} %, so position explains "
+            f"much of it")
 
 
 def alignment_reading(*measured: float) -> str:
@@ -226,9 +271,9 @@ def growth_reading(slope: float, low: float, high: float, what: str,
 def against_count(slope: float, low: float, high: float, predicted: float,
                   unit: str = "µs per source token") -> str:
     """A measured slope (with its interval) against the slope a count of multiply-adds predicts
-    (> 0), worded to follow "The measured slope is ...": 'far more' or 'less' only when the whole
-    interval is beyond a factor of 2 of the prediction, 'about' only when the slope is within it,
-    and otherwise that the interval is too wide to decide."""
+    (> 0), as the range of their ratio over the slope's interval: 'far more' or 'less' only when
+    the whole interval is beyond a factor of 2 of the prediction, 'in line' only when the slope is
+    within it, and otherwise that the interval is too wide to decide."""
     if predicted <= 0:
         raise ValueError(f"the predicted slope must be positive, got {predicted!r}")
     if not low <= slope <= high:
@@ -240,15 +285,14 @@ def against_count(slope: float, low: float, high: float, predicted: float,
     if low <= 0:
         return (f"not distinguishable from zero on this machine, so it neither confirms nor "
                 f"refutes {count}")
-    ratio = slope / predicted
+    ratios = f"{_figure(low / predicted)} to {_figure(high / predicted)} times {count}"
     if low > 2 * predicted:
-        return f"{_figure(ratio)} times {count}: far more than the count"
+        return f"{ratios}, far more than the count"
     if high < predicted / 2:
-        return f"only {_figure(ratio)} times {count}: less than the count"
-    if 0.5 <= ratio <= 2:
-        return f"{_figure(ratio)} times {count}: about what the count says"
-    return (f"{_figure(ratio)} times {count}, but its interval ({_figure(low)} to "
-            f"{_figure(high)}) is too wide on this machine to rule the count out")
+        return f"only {ratios}, less than the count"
+    if 0.5 <= slope / predicted <= 2:
+        return f"{ratios}, in line with the count"
+    return f"{ratios}, too wide a range on this machine to rule the count out"
 
 
 def offset_tally(offsets: Sequence[int]) -> str:
