@@ -146,15 +146,18 @@ book: setup reference playground
 $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference playground
 	$(build_site)
 
-# pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well.
+# pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well. Two
+# processes (pytest-xdist), each given whole files: most of the slow tests wait on a browser, a
+# kernel or a server, so two of them share two cores well; tests/conftest.py hands out the
+# longest files first.
 test: setup chromium playground $(SITE_STAMP) release notebooks
-	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q --durations=20
+	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=20
 
 # The tests marked neither `browser` nor `slow` (pyproject.toml): no website, no Chromium, no
 # reference model, so nothing but the environment is built first. tests/conftest.py marks a
 # test `slow` when it asks for the built website, and `browser` when it asks for Chromium.
 test-fast: setup
-	$(PY) -m pytest -q -m "not browser and not slow"
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not browser and not slow"
 
 # A cold start as in Colab: a new virtual environment under _build/colab-env/ with Colab's torch,
 # numpy, ipywidgets 7.7.1 (not requirements.txt), each reader notebook's setup cell run against a
