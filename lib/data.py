@@ -58,8 +58,9 @@ _NO_SPACE_AFTER = {"("}
 def normalize(text: str) -> str:
     """Fold Unicode variants so that "Va\u202f!" and "Va !" are the same string.
 
-    Tatoeba's French uses narrow no-break spaces before ! ? : and curly apostrophes; we map them
-    to plain spaces and "'" so that the tokenizer and the vocabulary see one form.
+    Tatoeba's French uses narrow no-break (and a few thin) spaces before ! ? : ; and curly
+    apostrophes; we map every space of `_SPACES` to a plain space and the apostrophes to "'" so
+    that the tokenizer and the vocabulary see one form.
     """
     if not isinstance(text, str):
         raise TypeError(f"expected a sentence as str, got {type(text).__name__}: {text!r}")

@@ -1,4 +1,5 @@
-"""lib.course.verdicts.tensors: how a rate grows, in words that follow the ratio."""
+"""lib.course.verdicts.tensors: how a rate grows, in words that follow the ratio; in how many rows
+a statement holds."""
 
 from __future__ import annotations
 
@@ -19,3 +20,15 @@ def test_growth_words_follow_the_ratio(before, after, words):
 def test_growth_words_rejects_zero_base():
     with pytest.raises(ValueError, match="positive"):
         v.growth_words(0.0, 1.0)
+
+
+@pytest.mark.parametrize("holds, words", [
+    ([True] * 5, "at every"), ([True, False, True], "at some but not every"),
+    ([False], "at no"), ([False, False], "at no"), ([True], "at every")])
+def test_at_how_many_follows_the_rows(holds, words):
+    assert v.at_how_many(holds) == words
+
+
+def test_at_how_many_rejects_an_empty_table():
+    with pytest.raises(ValueError, match="no rows"):
+        v.at_how_many([])

@@ -1,7 +1,9 @@
-"""The tensors chapter's own sentence (book/tensors.md): how a rate grows. Its other verdicts
-are `wording`'s."""
+"""The tensors chapter's own sentences (book/tensors.md): how a rate grows, and in how many rows
+of a table a statement holds. Its other verdicts are `wording`'s."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def growth_words(before: float, after: float) -> str:
@@ -19,3 +21,14 @@ def growth_words(before: float, after: float) -> str:
     if ratio > 1 / 1.1:
         return "barely changes"
     return "falls"
+
+
+def at_how_many(holds: Sequence[bool]) -> str:
+    """In how many rows of a table a statement holds, to follow it: 'at every', 'at some but not
+    every' or 'at no' (as in 'larger at every min_freq of the table')."""
+    holds = [bool(h) for h in holds]
+    if not holds:
+        raise ValueError("no rows to count")
+    if all(holds):
+        return "at every"
+    return "at some but not every" if any(holds) else "at no"
