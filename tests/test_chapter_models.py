@@ -404,21 +404,24 @@ def test_no_server_means_every_run_is_computed_and_says_so(published, reader, mo
 
 def test_one_deadline_bounds_all_the_downloads(published, reader, monkeypatch, capsys):
     root, _ = reader
+    # Each manifest answers after 2 s; the one deadline is 3 s. Seconds, not tenths: a busy
+    # machine (a second test process, a kernel) must not eat the margins.
     for config in CONFIGS.values():
-        (root / _run(config).tag / "manifest.json.slow").write_text("0.7")
+        (root / _run(config).tag / "manifest.json.slow").write_text("2.0")
     _compute_here(monkeypatch)
     runs = {label: long_inputs.cached_run(c) for label, c in CONFIGS.items()}
     start = time.monotonic()
     got = chapter_models.cached(runs, lambda label: long_inputs.run(CONFIGS[label]), WHAT,
-                                deadline=1.0)
-    assert time.monotonic() - start < 6
-    # 0.7 s: within the deadline
+                                deadline=3.0)
+    assert time.monotonic() - start < 12
+    # 2 s: within the deadline
     assert got["fixed vector"] == published["results"]["fixed vector"]
     assert got["attention"] == {"computed": "here", "steps": 2}
-    # the second manifest had only what the first left of the one deadline, not a second
+    # the second manifest had only what the first left of the one deadline (under 1 s), not a
+    # second deadline of 3 s
     said = capsys.readouterr().out
     left = re.search(r"manifest\.json exceeded its deadline of ([0-9.]+) s", said)
-    assert left and 0 < float(left.group(1)) < 0.3, said
+    assert left and 0 < float(left.group(1)) < 1.0, said
 
 
 def test_recompute_downloads_nothing(published, reader, monkeypatch):
