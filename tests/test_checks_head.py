@@ -306,6 +306,38 @@ def test_calibration_names_counts_instead_of_shares():
     assert "how many are right" in str(checks.check_calibration(counts))
 
 
+def test_calibration_names_a_zero_for_an_empty_group():
+    def zeros_when_empty(top_p, right, edges):
+        out = []
+        for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            last = i == len(edges) - 2
+            inside = (top_p >= lo) & ((top_p <= hi) if last else (top_p < hi))
+            if not inside.any():
+                out.append((0.0, 0.0))
+                continue
+            out.append((float(top_p[inside].mean()), float(right[inside].float().mean())))
+        return out
+
+    result = checks.check_calibration(zeros_when_empty)
+    assert result.done and not result.ok
+    assert "has no positions: return (nan, nan)" in str(result), result
+
+
+def test_calibration_gives_a_message_when_an_empty_group_divides_by_zero():
+    def python_mean(top_p, right, edges):
+        out = []
+        for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            last = i == len(edges) - 2
+            ps = [(float(p), bool(r)) for p, r in zip(top_p, right)
+                  if lo <= p and (p <= hi if last else p < hi)]
+            out.append((sum(p for p, _ in ps) / len(ps), sum(r for _, r in ps) / len(ps)))
+        return out
+
+    result = checks.check_calibration(python_mean)  # must not raise
+    assert result.done and not result.ok
+    assert "ZeroDivisionError" in str(result) or "division" in str(result), result
+
+
 def test_calibration_skeleton_is_not_done():
     assert not checks.check_calibration(skeleton).done
 

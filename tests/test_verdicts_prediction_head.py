@@ -1,5 +1,6 @@
 """lib.course.verdicts.prediction_head: the sweep's evidence on label smoothing, its uniform
-term, unsure steps and calibration against sampling noise, in words that follow the numbers."""
+term, unsure steps, the drawn words of a sampled softmax and calibration against sampling noise,
+in words that follow the numbers."""
 
 from __future__ import annotations
 
@@ -20,8 +21,12 @@ def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
 
 
 @pytest.mark.parametrize("gains, words", [
-    ([2.0, 0.8], "3 runs spread over 0.7 BLEU, and each pair's gain is larger: 2 runs in favour "
-                 "of smoothing, one per setting, not a measured size of its effect"),
+    ([2.0, 0.8], "3 runs spread over 0.7 BLEU, and each pair's gain is larger, the smallest only "
+                 "1.1 times that: 2 pairs in favour of smoothing, one per setting, suggestive "
+                 "rather than a measured size of its effect"),
+    ([2.0, 1.6], "3 runs spread over 0.7 BLEU, and each pair's gain is more than 2 times that: 2 "
+                 "pairs in favour of smoothing, one per setting, not a measured size of its "
+                 "effect"),
     ([2.0, 0.6], "3 runs spread over 0.7 BLEU, and only 1 of the 2 pairs' gains is larger: weak "
                  "evidence that smoothing helps"),
     ([0.5, -0.5], "3 runs spread over 0.7 BLEU, and no pair's gain is larger: the sweep does not "
@@ -46,6 +51,8 @@ def test_two_way_choice_says_two_words_only_when_they_hold_most_of_it():
     assert "choice between two words" in text
     spread = v.two_way_choice("il", 0.30, "elle", 0.20)
     assert "only 50 % between them" in spread and "choice between two" not in spread
+    # the share is that of the printed parts: 0.50 + 0.46 = 96 %, not 0.504 + 0.456 = 95.9 %
+    assert "«vous» gets 0.50 and «tu» 0.46: 96 %" in v.two_way_choice("vous", 0.504, "tu", 0.456)
     with pytest.raises(ValueError):
         v.two_way_choice("a", 0.2, "b", 0.3)  # the second is more likely than the first
 
@@ -70,10 +77,10 @@ def test_calibration_noise_counts_a_gap_only_beyond_the_standard_error():
     assert v.calibration_noise([(0.31, 0.38, 6000)]).startswith("under-confident in every")
     assert v.calibration_noise([(0.9, 0.8, 1000)]).startswith("over-confident in every")
     mixed = v.calibration_noise([(0.31, 0.38, 6000), (0.91, 0.93, 300), (0.6, 0.4, 1000)])
-    assert mixed == ("beyond 2 standard errors, under-confident in the group of mean P(top) 0.31 "
+    assert mixed == ("under-confident, beyond 2 standard errors, in the group of mean P(top) 0.31 "
                      "and over-confident in that of 0.60; within sampling noise in that of 0.91")
     two = v.calibration_noise([(0.9, 0.8, 1000), (0.5, 0.5, 10), (0.6, 0.6, 10)])
-    assert two == ("beyond 2 standard errors, over-confident in the group of mean P(top) 0.90; "
+    assert two == ("over-confident, beyond 2 standard errors, in the group of mean P(top) 0.90; "
                    "within sampling noise in those of 0.50 and 0.60")
     with pytest.raises(ValueError):
         v.calibration_noise([])
@@ -94,3 +101,27 @@ def test_calibration_pooled_follows_the_count_against_its_spread(right, k, end):
     assert f"right at {right} of the 400 positions" in said
     with pytest.raises(ValueError):
         v.calibration_pooled(1, 1.0, 0.0, 4)
+
+
+@pytest.mark.parametrize("sampled, words", [
+    (0.33, "the drawn words, standing in for the words outside the list, close most of the 0.060 "
+           "nats between the list alone and all words (67 %)"),
+    (0.30, "the drawn words, standing in for the words outside the list, close only part of the "
+           "0.060 nats between the list alone and all words (17 %)"),
+    (0.37, "0.020 nats above the loss over all words, nearer to it than the list alone, 0.060 "
+           "below: the drawn words stand in for the words outside the list, with this draw's "
+           "noise"),
+    (0.25, "0.100 nats below the loss over all words, further than the list alone: this draw's "
+           "words do not stand in for the words outside the list")])
+def test_drawn_words_gap_measures_the_share_of_the_list_gap_they_close(sampled, words):
+    assert v.drawn_words_gap(0.35, 0.29, sampled) == words
+    assert len(words.split()) <= 40
+
+
+def test_drawn_words_gap_needs_a_gap_and_a_list_below_all_words():
+    assert v.drawn_words_gap(0.35, 0.35, 0.34) == ("the list alone already gives the loss over "
+                                                  "all words")
+    with pytest.raises(ValueError, match="cannot have a larger loss"):
+        v.drawn_words_gap(0.35, 0.40, 0.35)
+    with pytest.raises(ValueError, match="finite"):
+        v.drawn_words_gap(float("nan"), 0.3, 0.3)

@@ -428,6 +428,11 @@ def _calibration_case(fn, top_p, right, edges, label: str) -> str:
 
     if same(got, expected):
         return label
+    for g, ((c, a), (ec, _)) in enumerate(zip(got, expected)):
+        if math.isnan(ec) and not (math.isnan(c) and math.isnan(a)):
+            raise Mismatch(f"{label}: group {g} [{edges[g]}, {edges[g + 1]}) has no positions: "
+                           f"return (nan, nan) for it, as the statement asks, not "
+                           f"({c:.4g}, {a:.4g}); a mean of nothing is undefined, not 0")
     last = len(edges) - 2
     counts = [int(((top_p >= lo) & ((top_p <= hi) if i == last else (top_p < hi))).sum())
               for i, (lo, hi) in enumerate(zip(edges, edges[1:]))]  # positions per group
@@ -470,4 +475,7 @@ def check_calibration(fn) -> CheckResult:
                                   "8 positions worked out by hand, some on the edges"),
         lambda: _calibration_case(fn, many_p, many_right, [0.3, 0.5, 0.7, 0.9, 1.0],
                                   "400 random positions, 4 groups"),
+        # no position below 0.1: the first group is empty, (nan, nan)
+        lambda: _calibration_case(fn, hand_p, hand_right, [0.0, 0.1, 0.5, 1.0],
+                                  "the same 8 positions, a first group with none"),
     )

@@ -1,6 +1,7 @@
 """The sentences of the prediction-head chapter (book/prediction_head.md): the settings
 sweep's evidence on label smoothing, its uniform term, the least sure steps of a translation,
-and calibration against sampling noise."""
+what the sampled softmax's drawn words add to a shortlist, and calibration against sampling
+noise."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> st
             f"smoothed target exactly")
 
 
-def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float]) -> str:
+def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float], clear: float = 2.0) -> str:
     """The settings sweep's evidence on label smoothing: the BLEU gain of each pair of runs that
     differ only in epsilon (with minus without), against the spread of the BLEU of runs that
-    differ only in their seed. A gain counts only when it is larger than that spread."""
+    differ only in their seed. A gain counts only when it is larger than that spread, and
+    clearly only when it is more than `clear` times it: three seeds' range understates the
+    spread of a difference of two runs."""
     if not gains or len(seed_scores) < 2:
         raise ValueError(f"need at least one gain and two seeds, got {len(gains)} and "
                          f"{len(seed_scores)}")
@@ -41,8 +44,14 @@ def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float]) -> str:
         return (f"{head}, and in {lower} of the {len(gains)} pairs smoothing lowered BLEU by "
                 f"more: the sweep does not show that it helps")
     if larger == len(gains):
-        return (f"{head}, and each pair's gain is larger: {len(gains)} runs in favour of "
-                f"smoothing, one per setting, not a measured size of its effect")
+        smallest = min(gains)
+        pairs = f"{len(gains)} pair{'s' if len(gains) > 1 else ''} in favour of smoothing"
+        if smallest <= clear * spread:
+            return (f"{head}, and each pair's gain is larger, the smallest only "
+                    f"{smallest / spread:.1f} times that: {pairs}, one per setting, suggestive "
+                    f"rather than a measured size of its effect")
+        return (f"{head}, and each pair's gain is more than {clear:g} times that: {pairs}, one "
+                f"per setting, not a measured size of its effect")
     if larger == 0:
         return f"{head}, and no pair's gain is larger: the sweep does not show that smoothing helps"
     return (f"{head}, and only {larger} of the {len(gains)} pairs' gains "
@@ -55,7 +64,8 @@ def two_way_choice(first: str, p_first: float, second: str, p_second: float,
     they hold at least `together` of the probability between them, a wider spread otherwise."""
     if not 0 <= p_second <= p_first <= 1:
         raise ValueError(f"need 0 <= p_second <= p_first <= 1, got {p_first!r}, {p_second!r}")
-    both = p_first + p_second
+    # the share from the two numbers as printed, so that the parts add up to it
+    both = round(p_first, 2) + round(p_second, 2)
     head = (f"«{first}» gets {p_first:.2f} and «{second}» {p_second:.2f}")
     if both >= together:
         return (f"{head}: {100 * both:.0f} % of the probability between them, a choice between "
@@ -81,6 +91,35 @@ def unsure_spread(words: Sequence[str], probs: Sequence[float], unk: str = "<unk
     if mass < 0.5:
         text += ": the probability is spread thin"
     return text
+
+
+def drawn_words_gap(full: float, listed: float, sampled: float) -> str:
+    """What the sampled softmax's drawn words add to a shortlist: the losses (nats per token)
+    over all words, over the listed words alone, and over the list plus the drawn words with
+    their offset. The list alone can only be lower than the full loss (its denominator leaves
+    out words); the drawn words stand in for those, so the share of that gap they close says
+    how well one draw estimates the full denominator."""
+    if not all(math.isfinite(x) for x in (full, listed, sampled)):
+        raise ValueError(f"losses must be finite, got {(full, listed, sampled)!r}")
+    if listed > full + 1e-6:
+        raise ValueError(f"the list alone cannot have a larger loss than all words, got "
+                         f"{listed!r} > {full!r}")
+    gap = full - listed
+    if gap < 5e-4:
+        return "the list alone already gives the loss over all words"
+    left = abs(full - sampled)
+    side = "below" if sampled < full else "above"
+    if left > gap:
+        return (f"{left:.3f} nats {side} the loss over all words, further than the list alone: "
+                f"this draw's words do not stand in for the words outside the list")
+    if sampled > full:
+        return (f"{left:.3f} nats above the loss over all words, nearer to it than the list "
+                f"alone, {gap:.3f} below: the drawn words stand in for the words outside the "
+                f"list, with this draw's noise")
+    closed = 100 * (1 - left / gap)
+    how = "most" if closed >= 50 else "only part"
+    return (f"the drawn words, standing in for the words outside the list, close {how} of the "
+            f"{gap:.3f} nats between the list alone and all words ({closed:.0f} %)")
 
 
 def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0) -> str:
@@ -120,9 +159,13 @@ def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0
             return which(labels)
         return ("those of " if len(labels) > 1 else "that of ") + " and ".join(labels)
 
-    beyond = [f"{side}-confident in {name(labels)}"
-              for side, labels in (("under", under), ("over", over)) if labels]
-    text = f"beyond {z:g} standard errors, {' and '.join(beyond)}"
+    # "under-confident, beyond 2 standard errors, in the group of ... and over-confident in ..."
+    beyond = []
+    for side, labels in (("under", under), ("over", over)):
+        if labels:
+            how = "" if beyond else f", beyond {z:g} standard errors,"
+            beyond.append(f"{side}-confident{how} in {name(labels)}")
+    text = " and ".join(beyond)
     return f"{text}; within sampling noise in {name(noise)}" if noise else text
 
 
