@@ -290,7 +290,7 @@ def _course_unsure_case(fn, model, sentence: str) -> str:
     cap = model.config.max_tgt_len
     min_prob = widest_gap_threshold(model, _ids(model, sentence), cap) or 0.0
     return _unsure_case(fn, model, sentence, cap, min_prob,
-                        f"course model, «{sentence}», min_prob {min_prob:.2f}")
+                        f"course model, «{sentence}», min_prob {min_prob:.3f}")
 
 
 def _unsure_answer(got, label: str) -> tuple[list[int], list[float]]:

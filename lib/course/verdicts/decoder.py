@@ -69,31 +69,40 @@ def _paired_side(only_a: int, only_b: int, n: int, z: float = 2.0) -> int:
     return 1 if gap > 0 else -1
 
 
-def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int], n: int,
-                   z: float = 2.0) -> str:
+def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
+                   wide_vs_off: tuple[int, int], n: int, z: float = 2.0) -> str:
     """The decoder chapter's wiring experiment, from discordant counts on the same n held-out
-    items: (only the fed-context model right, only the other right) against the model of the
-    same width without the fed context, and against the wider one without it, which has about
-    as many weights and wider states. Says what the gaps, weighed against the paired noise,
-    can attribute to the wiring and what as well to size."""
+    items, each pair (only the first model right, only the second right): the fed-context model
+    against the model of the same width without it, the fed-context model against the wider
+    one without it (about as many weights, wider states), and the wider one against the
+    narrow one. Each gap is weighed against z standard errors of the paired difference. Says
+    only which gaps are beyond that noise; it credits the gap to the wiring rather than to
+    size only when the fed context also beats the wider model."""
     off = _paired_side(*on_vs_off, n, z)
     wide = _paired_side(*on_vs_wide, n, z)
-    noise = f"the noise of these {n:,} held-out sequences"
+    wide_off = _paired_side(*wide_vs_off, n, z)
+    noise = f"the noise of {n:,} held-out sequences"
+    no_help = "this run does not show that feeding the context helps"
     if off == 0:
-        return (f"the fed context's lead over the initial state only is within {noise}: this "
-                f"run does not show that feeding the context helps")
+        return (f"the gap between the fed context and the initial state only is within {noise}: "
+                f"{no_help}")
     if off < 0:
-        return (f"the initial state only does better than the fed context, beyond {noise}: this "
-                f"run does not show that feeding the context helps")
-    lead = f"the fed context is ahead of the initial state only, beyond {noise}"
+        return f"the initial state only beats the fed context beyond {noise}: {no_help}"
+    lead = f"the fed context beats the initial state only beyond {noise}"
     if wide > 0:
-        return (f"{lead}, and ahead of the wider model without it too: on this seed and budget "
-                f"the wiring, not extra capacity, explains the gap")
-    if wide == 0:
-        return (f"{lead}, but the wider model without it is within that noise: extra capacity "
-                f"explains the gap as well as the wiring")
-    return (f"{lead}, but the wider model without it does better still, beyond the noise: "
-            f"extra capacity, not the wiring, explains the gap here")
+        return (f"{lead}, and beats the wider model without it too: on this seed a model of "
+                f"about its size does not close the gap")
+    if wide < 0:
+        return (f"{lead}, but the wider model without it beats the fed context beyond that "
+                f"noise: on this seed the wiring is not what wins")
+    if wide_off > 0:
+        return (f"{lead}; so does the wider model without it, within that noise of the fed "
+                f"one: this run cannot credit the gap to wiring over size")
+    if wide_off == 0:
+        return (f"{lead}; the wider model without it is within that noise of both: the size "
+                f"control is inconclusive")
+    return (f"{lead}; the wider model without it is within that noise of the fed one but "
+            f"behind the other: the size control is inconclusive")
 
 
 def _span(shares: Sequence[float]) -> str:
@@ -102,42 +111,44 @@ def _span(shares: Sequence[float]) -> str:
     return f"{lo} %" if lo == hi else f"{lo}–{hi} %"
 
 
-def _ranges(a: Sequence[float], b: Sequence[float]) -> int:
-    """+1 when every share of a is above every share of b, -1 when below, 0 when they overlap."""
-    if min(a) > max(b):
-        return 1
-    if max(a) < min(b):
-        return -1
-    return 0
+def _signed(x: float) -> str:
+    return "0.0" if x == 0 else f"{x:+.1f}"
+
+
+def _per_seed(on: Sequence[float], other: Sequence[float], points: str, seeds: str) -> str:
+    """'+4.6 to +7.2 points (ahead on 3 of 3 seeds)': the fed context's share minus the other
+    run's, seed by seed, each rounded to the 0.1 point the page prints (so a gap that prints as
+    0.0 counts neither as ahead nor as behind)."""
+    gaps = [round(a - b, 1) for a, b in zip(on, other)]
+    ahead, behind = sum(g > 0 for g in gaps), sum(g < 0 for g in gaps)
+    lo, hi = _signed(min(gaps)), _signed(max(gaps))
+    span = lo if lo == hi else f"{lo} to {hi}"
+    count = f"ahead on {ahead}{seeds}" + (f", behind on {behind}" if behind else "")
+    return f"{span}{points} ({count})"
 
 
 def seed_conclusion(on: Sequence[float], off: Sequence[float], wide: Sequence[float]) -> str:
-    """What the wiring experiment's training seeds show: the fed context's exact-reversal
-    shares (%, one per seed) against those of the initial state only and of the wider model;
-    a run leads another only where their ranges do not overlap."""
+    """What the wiring experiment's training seeds show, from the exact-reversal shares (%, one
+    per seed, in the same seed order) of the fed context, the initial state only and the wider
+    model: seed by seed, the fed context's gap to each other run, and on how many seeds it is
+    ahead or behind. Counts only; it makes no claim about noise."""
     for shares in (on, off, wide):
         if len(shares) != len(on) or len(shares) < 2:
             raise ValueError("need the same number of seeds, at least two, for the three runs")
         if any(not math.isfinite(x) or not 0 <= x <= 100 for x in shares):
             raise ValueError(f"shares are percentages, got {list(shares)!r}")
-    vs_off, vs_wide = _ranges(on, off), _ranges(on, wide)
-    if vs_off < 0:
-        return "the initial state only leads the fed context on every seed"
-    if vs_off == 0:
-        return "the first two ranges overlap, so the seed moves a run as much as the wiring does"
-    if vs_wide > 0:
-        return "the fed context leads both others on every seed"
-    if vs_wide == 0:
-        return "the fed context leads the initial state only on every seed, not the wider model"
-    return "the fed context leads the initial state only on every seed, the wider model leads it"
+    n = f" of {len(on)} seeds"
+    return (f"the fed context's gap to the initial state only is "
+            f"{_per_seed(on, off, ' points', n)}; to the wider model, "
+            f"{_per_seed(on, wide, '', '')}")
 
 
 def seed_ranges(on: Sequence[float], off: Sequence[float], wide: Sequence[float]) -> str:
     """The wiring experiment's three runs under several training seeds: each run's range of
-    exact-reversal shares (%), then `seed_conclusion`."""
-    conclusion = seed_conclusion(on, off, wide)
+    exact-reversal shares (%); `seed_conclusion` compares them seed by seed."""
+    seed_conclusion(on, off, wide)  # the same checks of the input
     return (f"over {len(on)} training seeds, exact reversals range {_span(on)} with the context "
-            f"fed, {_span(off)} without and {_span(wide)} for the wider model: {conclusion}")
+            f"fed, {_span(off)} without and {_span(wide)} for the wider model")
 
 
 def followed(score_states: float, score_context: float, margin: float = 10.0) -> str:
@@ -178,3 +189,25 @@ def context_swap_verdict(routes: Sequence[str], changed: int) -> str:
                 "sentences: this model mixes both routes")
     return ("the two directions disagree, so neither route decides the output on its own "
             "for this model")
+
+
+def unsure_stop(tokens: Sequence[str], probs: Sequence[float], min_prob: float) -> str:
+    """Where a greedy loop that stops before its first token below `min_prob` stops, given the
+    tokens and probabilities of the full greedy output, and whether that token is also the
+    least sure one. The least sure token can only be the stopping one or a later one: every
+    token before the first below `min_prob` is at or above it."""
+    if len(tokens) != len(probs) or not tokens:
+        raise ValueError(f"need one probability per token, got {len(tokens)} tokens and "
+                         f"{len(probs)} probabilities")
+    if any(not 0 <= p <= 1 for p in probs):
+        raise ValueError(f"probabilities lie in [0, 1], got {list(probs)!r}")
+    first = next((i for i, p in enumerate(probs) if p < min_prob), None)
+    least = min(range(len(probs)), key=lambda i: probs[i])  # the first of equal minima
+    sure = f"«{tokens[least]}» ({probs[least]:.2f})"
+    if first is None:
+        return f"no token is below {min_prob:g}, so it writes them all; the least sure is {sure}"
+    stop = f"it stops before «{tokens[first]}» ({probs[first]:.2f}), the first token below " \
+           f"{min_prob:g}"
+    if first == least:
+        return f"{stop}, which is also the least sure token of the whole output"
+    return f"{stop}; the least sure token, {sure}, comes later, so the two differ"
