@@ -347,8 +347,13 @@ def test_error_after_error_accepts_an_independent_loop():
     assert checks.check_error_after_error(error_after_error_ok).ok
 
 
-@pytest.mark.parametrize("mistake, words", [("forced", "teacher-forced predictions"),
-                                             ("pads", "padding positions are counted")])
+@pytest.mark.parametrize("mistake, words", [
+    ("forced", "teacher-forced predictions"), ("pads", "padding positions are counted"),
+    ("tgt_in", "you compared the output with tgt_in"),
+    ("pad_ok", "a <pad> written after the model's <eos> counts as right"),
+    ("truncated", "you compared only the columns greedy wrote"),
+    ("t_only", "position t is real but t + 1 is padding"),
+    ("joint", "joint rates")])
 def test_error_after_error_names_the_typical_mistakes(mistake, words):
     def wrong(model, batch):
         return checks.error_after_error_reference(model, batch, mistake)
@@ -362,3 +367,23 @@ def test_error_after_error_swapped_and_stub():
 
     assert_rejects(checks.check_error_after_error(swapped), "swapped")
     assert not checks.check_error_after_error(skeleton).done
+
+
+def test_error_after_error_cases_tell_the_slips_apart():
+    """Each slip returns its own numbers on both cases, so no message can name the wrong one,
+    and the lightly trained case's two rates differ clearly (a random model's are both near 1)."""
+    from lib.data import collate
+    from lib.experiments.reversal import reversal_examples
+
+    model = checks._lightly_trained_model()
+    batch = collate(reversal_examples(40, seed=1))
+    after_wrong, after_right = checks.error_after_error_reference(model, batch)
+    assert after_wrong - after_right > 0.2
+    for m, b in ((checks._random_model(0), collate(reversal_examples(40, seed=0))),
+                 (model, batch)):
+        right = tuple(round(x, 6) for x in checks.error_after_error_reference(m, b))
+        values = [tuple(round(x, 6) for x in checks.error_after_error_reference(m, b, k))
+                  for k in checks._AFTER_ERROR_MISTAKES]
+        # a random model never stops early, so there "truncated" gives the right answer
+        wrong = [v for v in values if v != right]
+        assert len(set(wrong)) == len(wrong) >= len(values) - (m is not model)

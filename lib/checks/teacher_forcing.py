@@ -6,11 +6,13 @@
                                          the loss of stepping the decoder token by token
     check_exposure_gap(exposure_gap)     free-run loss minus forced loss, as a measurement
     check_schedule(inverse_sigmoid, k, steps)  the inverse-sigmoid schedule, 0.5 mid-run
+    check_error_after_error(error_after_error)  wrong-after-wrong and wrong-after-right rates
 
 Each checker runs the learner's function on several cases, compares it with the reference
 (`lib.data.collate`, a stepping loop, `lib.train.batch_loss`) and recognises the usual mistakes
 (no shift, <eos> fed as an input, padding reversed to the front, padding in the loss, the gap's
-sign...).
+sign, <pad> after <eos> counted as right, joint instead of conditional
+rates...).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import math
 import torch
 
 from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
-from lib.data import EOS, PAD, SOS, SPECIALS, collate, pad
+from lib.data import EOS, PAD, SOS, SPECIALS, collate, make_batches, pad
 from lib.experiments import toy
 from lib.experiments.reversal import reversal_examples, reversal_model
 from lib.head import masked_cross_entropy
@@ -348,67 +350,122 @@ def check_schedule(fn, k, steps: int) -> CheckResult:
 # ---------------------------------------------------------------------------------------------
 
 
-def _free_run_wrong(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
-    """wrong (B, T): greedy's token differs from tgt_out at each position; real (B, T)."""
+def _free_run(model, batch) -> tuple[torch.Tensor, int]:
+    """written (B, T): greedy's tokens with <pad> after <eos>; and the width greedy wrote."""
     T = batch.tgt_out.size(1)
     with torch.no_grad():
         out = greedy(model, batch.src, batch.src_lengths, max_len=T)  # (B, T') <= T
     written = torch.full_like(batch.tgt_out, PAD)
     written[:, :out.size(1)] = out  # after <eos>, greedy wrote <pad>: wrong where real
-    return written != batch.tgt_out, batch.tgt_out != PAD
+    return written, out.size(1)
+
+
+# error_after_error_reference(model, batch, mistake): the typical slips, each with its message
+_AFTER_ERROR_MISTAKES = {
+    "forced": "these are teacher-forced predictions: every step read the reference, so no "
+              "mistake was ever fed back. Decode freely (lib.search.greedy) and compare its "
+              "tokens with tgt_out",
+    "tgt_in": "you compared the output with tgt_in, the decoder's inputs; at step t the model "
+              "predicts tgt_out[:, t], so compare its tokens with tgt_out",
+    "pad_ok": "a <pad> written after the model's <eos> counts as right in your rates: where "
+              "the target is still real, the sentence stopped too early, so that position is "
+              "wrong. Compare all T positions of tgt_out, with <pad> after greedy's <eos>",
+    "truncated": "you compared only the columns greedy wrote: where a target is longer than "
+                 "the output, the missing positions are wrong (greedy stopped too early). "
+                 "Pad the output with <pad> to tgt_out's width and compare all T positions",
+    "pads": "padding positions are counted: keep only pairs (t, t + 1) where both are real "
+            "target tokens (tgt_out != PAD)",
+    "t_only": "you kept pairs whose position t is real but t + 1 is padding: both must be real "
+              "target tokens (tgt_out[:, t] and tgt_out[:, t + 1] != PAD)",
+    "joint": "these are shares of ALL pairs (joint rates, wrong-then-wrong over every pair); "
+             "the exercise asks for conditional rates: divide by the number of pairs whose "
+             "token at t was wrong (or right)",
+}
 
 
 def error_after_error_reference(model, batch, mistake: str = "") -> tuple[float, float]:
-    """The rates over consecutive real positions (t, t + 1) of the free-running output."""
+    """The rates over consecutive real positions (t, t + 1) of the free-running output; with
+    `mistake` (a key of _AFTER_ERROR_MISTAKES), what that slip returns instead."""
+    real = batch.tgt_out != PAD  # (B, T); tgt_in has the same padding
     if mistake == "forced":  # teacher-forced predictions: no mistake is ever fed back
         with torch.no_grad():
             logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
-        wrong, real = logits.argmax(-1) != batch.tgt_out, batch.tgt_out != PAD
+        wrong = logits.argmax(-1) != batch.tgt_out
     else:
-        wrong, real = _free_run_wrong(model, batch)
+        written, width = _free_run(model, batch)
+        wrong = written != (batch.tgt_in if mistake == "tgt_in" else batch.tgt_out)
+        if mistake == "pad_ok":
+            wrong &= written != PAD
+        if mistake == "truncated":
+            real = real.clone()
+            real[:, width:] = False
     prev, nxt = wrong[:, :-1], wrong[:, 1:]  # (B, T - 1)
     both = real[:, :-1] & real[:, 1:]
     if mistake == "pads":
         both = torch.ones_like(both)
+    if mistake == "t_only":
+        both = real[:, :-1]
     after_wrong = both & prev
     after_right = both & ~prev
+    if mistake == "joint":
+        n = max(1, int(both.sum()))
+        return float((nxt & after_wrong).sum()) / n, float((nxt & after_right).sum()) / n
     rate = lambda mask: float((nxt & mask).sum()) / max(1, int(mask.sum()))  # noqa: E731
     return rate(after_wrong), rate(after_right)
+
+
+@functools.lru_cache(maxsize=1)
+def _lightly_trained_model():
+    """A reversal model after 60 teacher-forced steps: it gets some tokens right, so its two
+    rates differ clearly (a random model is wrong almost everywhere). Trained once, in under a
+    second; its own seeded batches leave the global random state alone."""
+    model = reversal_model(0, hidden=32).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for batch in make_batches(reversal_examples(60 * 32, seed=5), 32, seed=0)[:60]:
+        loss = batch_loss(model, batch, 1.0)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def _random_model(seed: int):
+    model = reversal_model(seed)
+    with torch.no_grad():  # a random model makes mistakes of every kind
+        for p in model.parameters():
+            p.mul_(2.0)
+    return model
 
 
 def check_error_after_error(fn) -> CheckResult:
     """`fn(model, batch)` -> (P(wrong at t + 1 | wrong at t), P(wrong at t + 1 | right at t))
     over consecutive real target positions of the model's free-running (greedy) output."""
 
-    def case(seed):
+    def near(a, b):
+        return all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(a, b))
+
+    def case(label, make_model, seed):
         def check():
-            model = reversal_model(seed)
-            with torch.no_grad():  # a random model makes mistakes of every kind
-                for p in model.parameters():
-                    p.mul_(2.0)
+            model = make_model()
             batch = collate(reversal_examples(40, seed=seed))
             got = call(fn, model, batch, names=("model", "batch"))
             if not (isinstance(got, (tuple, list)) and len(got) == 2):
                 raise Mismatch("return a pair (after_wrong, after_right) of two numbers")
             got = tuple(float(x) for x in got)
             want = error_after_error_reference(model, batch)
-            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, want)):
-                return f"a random model (seed {seed}): {want[0]:.2f} after a wrong token, " \
-                       f"{want[1]:.2f} after a right one"
-            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, want[::-1])):
-                raise Mismatch("the two rates are swapped: first the rate after a wrong token, "
-                               "then after a right one")
-            forced = error_after_error_reference(model, batch, "forced")
-            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, forced)):
-                raise Mismatch("these are teacher-forced predictions: every step read the "
-                               "reference, so no mistake was ever fed back. Decode freely "
-                               "(lib.search.greedy) and compare its tokens with tgt_out")
-            pads = error_after_error_reference(model, batch, "pads")
-            if all(math.isclose(g, w, abs_tol=1e-6) for g, w in zip(got, pads)):
-                raise Mismatch("padding positions are counted: keep only pairs (t, t + 1) "
-                               "where both are real target tokens (tgt_out != PAD)")
-            raise Mismatch(f"expected ({want[0]:.4f}, {want[1]:.4f}), got "
+            if near(got, want):
+                return (f"{label}: {want[0]:.2f} after a wrong token, {want[1]:.2f} after a "
+                        f"right one")
+            if near(got, want[::-1]):
+                raise Mismatch(f"{label}: the two rates are swapped: first the rate after a "
+                               f"wrong token, then after a right one")
+            for mistake, why in _AFTER_ERROR_MISTAKES.items():
+                if near(got, error_after_error_reference(model, batch, mistake)):
+                    raise Mismatch(f"{label}: {why}")
+            raise Mismatch(f"{label}: expected ({want[0]:.4f}, {want[1]:.4f}), got "
                            f"({got[0]:.4f}, {got[1]:.4f})")
         return check
 
-    return run_checks("error_after_error", case(0), case(1))
+    return run_checks("error_after_error",
+                      case("a random model (seed 0)", lambda: _random_model(0), 0),
+                      case("a lightly trained model", _lightly_trained_model, 1))

@@ -30,39 +30,45 @@ def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
     return f"stays about the same ({before:.1f} and {after:.1f})"
 
 
-# The control forces another reference's first word, which that reference continues, so BLEU
-# can credit it; a good rewording that no reference continues should cost at least as much. So
-# the control's change is the least a rewording costs, and the wrong word's score below the
-# control's is the most of its drop that rewording cannot explain.
-_AT_MOST = "the part of its drop that rewording cannot explain is at most that large"
-_ALL_REWORDING = "its whole drop may be rewording"
+# The control forces another reference's first word (one drawn at random), which that
+# reference continues, so BLEU can credit it. It is one rewording among many: a good rewording
+# that no reference continues may cost more, so the control bounds neither exposure bias nor
+# the part of the drop that rewording explains; it only says whether the wrong word costs more
+# than this rewording.
+_MORE = "so it costs more than a rewording that a reference continues"
+_MAY_ALL = "the drop may all be rewording"
 
 
-def beyond_rewording(bleu_other: float, bleu_wrong: float,
-                     beyond: tuple[float, float] | None = None, tolerance: float = 1.0) -> str:
-    """How far the wrong word scores below the control's word, other - wrong: from `beyond`,
-    its paired 95 % interval (lo, hi), when one was measured, otherwise the point difference
-    against `tolerance`. One sentence, capitalised."""
-    if beyond is not None:
-        lo, hi = beyond
-        if lo > hi:
-            raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-        if lo > 0:
-            return (f"The wrong word scores {lo:.1f} to {hi:.1f} points below the other "
-                    f"reference's word: {_AT_MOST}")
-        if hi < 0:
-            return (f"The wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
-                    f"reference's word: {_ALL_REWORDING}")
-        return (f"The wrong word's score minus the other reference's word's is {-hi:+.1f} to "
-                f"{-lo:+.1f} points, an interval that includes zero: {_ALL_REWORDING}")
-    gap = bleu_other - bleu_wrong
-    if gap > tolerance:
-        return (f"The wrong word scores {gap:.1f} points below the other reference's word: "
-                f"{_AT_MOST}")
-    if gap < -tolerance:
-        return (f"The wrong word scores {-gap:.1f} points above the other reference's word: "
-                f"{_ALL_REWORDING}")
-    return f"The wrong word scores about as much as the other reference's word: {_ALL_REWORDING}"
+def beyond_rewording(lo: float, hi: float) -> str:
+    """How far the wrong word scores below the control's word, from the paired 95 % interval
+    (lo, hi) of other - wrong on the control's sentences: each bound's sign is the sign of
+    the difference. One sentence, capitalised."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if lo > 0:
+        return (f"The wrong word scores {lo:.1f} to {hi:.1f} points below the other "
+                f"reference's word (95 % interval), {_MORE}")
+    if hi < 0:
+        return (f"The wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
+                f"reference's word (95 % interval), so {_MAY_ALL}")
+    return (f"The wrong word's score minus the other reference's word's is {-hi:+.1f} to "
+            f"{-lo:+.1f} points (95 % interval), which includes zero, so {_MAY_ALL}")
+
+
+def forced_confidence(p_forced: float, p_plain: float, tolerance: float = 0.02) -> str:
+    """The step-through's two geometric-mean probabilities of the tokens after step 1: after
+    a forced wrong first token, and in the model's own unforced translation. One sentence
+    saying which way they differ (within `tolerance`, about as sure). The chapter picks a
+    sentence whose wrong token is not the model's own greedy first token."""
+    for p in (p_forced, p_plain):
+        if not 0 <= p <= 1:
+            raise ValueError(f"probabilities must lie in [0, 1], got {p!r}")
+    if p_forced < p_plain - tolerance:
+        return ("It is less sure how to go on with a sentence it would not have started "
+                "greedily")
+    if p_forced > p_plain + tolerance:
+        return "Here it is surer of its continuation after the forced token than without it"
+    return "It is about as sure of its continuation either way"
 
 
 def rewording_change(lo: float, hi: float) -> str:
@@ -86,7 +92,7 @@ def rewording_change(lo: float, hi: float) -> str:
 def rewording_summary(lo: float, hi: float) -> str:
     """The summary's clause about the exposure-bias control, from the same 95 % interval
     (lo, hi) of other - right as `rewording_change`: whether even a rewording that another
-    reference continues lowers BLEU (the least a rewording costs)."""
+    reference continues lowers BLEU."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
     if hi < 0:
