@@ -43,9 +43,24 @@ def test_bootstrap_verdict(share, words):
     (0.930, 0.968, "greedy's outputs are the shorter ones"),
     (0.950, 0.952, "about equally short"),
     (1.0, 0.999, "neither decoder's outputs are short enough to be penalised")])
-def test_shorter_outputs_follows_the_penalties(bp_greedy, bp_beam, words):
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_shorter_outputs_follows_the_penalties(bp_greedy, bp_beam, words, alpha):
     """The lower brevity penalty belongs to the shorter outputs; the sentence names that one."""
-    text = v.shorter_outputs(bp_greedy, bp_beam)
+    text = v.shorter_outputs(bp_greedy, bp_beam, alpha)
     assert text.startswith("Counted that way, ") and words in text
     with pytest.raises(ValueError, match="between 0 and 1"):
-        v.shorter_outputs(1.2, 0.9)
+        v.shorter_outputs(1.2, 0.9, alpha)
+
+
+def test_shorter_outputs_says_whether_the_beam_normalised_length():
+    """A shorter beam is said to run without normalisation only when alpha is 0, and with the
+    alpha it used otherwise; a negative alpha is refused."""
+    none = v.shorter_outputs(0.968, 0.930, 0.0)
+    assert "runs with alpha = 0: none" in none and "even with" not in none
+    some = v.shorter_outputs(0.968, 0.930, 0.6)
+    assert "even with length normalisation" in some and "alpha = 0.6" in some
+    assert "none" not in some
+    for bp_greedy, bp_beam in ((0.930, 0.968), (0.950, 0.952), (1.0, 0.999)):
+        assert "alpha" not in v.shorter_outputs(bp_greedy, bp_beam, 0.0)
+    with pytest.raises(ValueError, match="0 or more"):
+        v.shorter_outputs(0.968, 0.930, -0.5)

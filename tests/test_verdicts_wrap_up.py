@@ -7,8 +7,7 @@ import pytest
 
 from lib.course.verdicts import wrap_up as v
 
-BOTH = "sources of more than 6 tokens score 37.2, those of 6 or fewer 34.9 (95 % interval of " \
-       "the difference"
+BOTH = "the longer sources score 37.2, the shorter 34.9 (95 % interval of the difference"
 
 
 @pytest.mark.parametrize("lo, hi, text", [
@@ -17,7 +16,7 @@ BOTH = "sources of more than 6 tokens score 37.2, those of 6 or fewer 34.9 (95 %
     (-1.2, 5.7, f"does not clearly change with length (if anything, it rises): {BOTH} -1.2 "
                 f"to +5.7, which includes zero)")])
 def test_length_halves_follow_the_interval(lo, hi, text):
-    assert v.length_halves(34.9, 37.2, lo, hi, 6) == text
+    assert v.length_halves(34.9, 37.2, lo, hi) == text
 
 
 @pytest.mark.parametrize("short, long, lo, hi, words", [
@@ -36,7 +35,7 @@ def test_length_trend_leans_with_the_measured_difference(short, long, lo, hi, wo
 
 def test_length_halves_bad_interval():
     with pytest.raises(ValueError, match="low end"):
-        v.length_halves(35.0, 36.0, 2.0, 1.0, 6)
+        v.length_halves(35.0, 36.0, 2.0, 1.0)
 
 
 def test_pick_example_decides_by_content():
@@ -65,6 +64,33 @@ def test_copy_outcome_names_what_happened():
     assert v.copy_outcome(None, None) == "Nothing was copied"
 
 
+@pytest.mark.parametrize("n_changed, n, start", [
+    (0, 7, "Beam search changed none of these 7 translations: keeping alternatives"),
+    (1, 7, "Beam search changed 1 of these 7 translations: at some step"),
+    (3, 7, "Beam search changed 3 of these 7 translations: at some step"),
+    (7, 7, "Beam search changed every one of these 7 translations: at some step"),
+    (0, 1, "Beam search did not change the one translation: keeping alternatives"),
+    (1, 1, "Beam search changed the one translation: at some step")])
+def test_beam_changes_follows_the_count(n_changed, n, start):
+    """None, one, some or all: the sentence never describes a change that did not happen."""
+    text = v.beam_changes(n_changed, n)
+    assert text.startswith(start)
+    assert ("greedy kept only" in text) == (n_changed > 0)
+
+
+def test_beam_changes_refuses_impossible_counts():
+    for n_changed, n in ((-1, 7), (8, 7), (0, 0)):
+        with pytest.raises(ValueError, match="expected"):
+            v.beam_changes(n_changed, n)
+
+
+def test_explorer_target_says_whether_the_beam_changed_it():
+    assert v.explorer_target("We won.", True) == (
+        "for «We won.», the first of these sentences whose translation it changed")
+    assert v.explorer_target("We won.", False) == (
+        "for «We won.», the first of these sentences (it changed none of them)")
+
+
 def test_error_split_follows_the_counts():
     assert v.error_split(30, 70, "greedy decoding") == (
         "for 30 of the 100 outputs of greedy decoding that differ from every reference (30 %), "
@@ -73,5 +99,16 @@ def test_error_split_follows_the_counts():
     assert v.error_split(0, 12, "the beam").startswith(
         "for none of the 12 outputs of the beam")
     assert "nothing to diagnose" in v.error_split(0, 0, "the beam")
+    # the noun agrees with its count
+    one = v.error_split(1, 92, "a beam of five")
+    assert "than the output: a search error; the other 92 are model errors" in one
+    assert "the other 1 is a model error by this test" in v.error_split(5, 1, "x")
+    assert v.error_split(4, 0, "x").endswith("all are search errors by this test")
+    assert "other" not in v.error_split(4, 0, "x")
+    assert v.error_split(1, 0, "x") == (
+        "for the one output of x that differs from every reference, a reference is more "
+        "probable: a search error by this test")
+    assert v.error_split(0, 1, "x").endswith("no reference is more probable: a model error by "
+                                             "this test")
     with pytest.raises(ValueError, match="negative"):
         v.error_split(-1, 3, "x")

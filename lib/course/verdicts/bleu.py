@@ -45,17 +45,26 @@ def bootstrap_verdict(share: float, level: float = 0.95) -> str:
     return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"
 
 
-def shorter_outputs(bp_greedy: float, bp_beam: float, tolerance: float = 0.005) -> str:
+def shorter_outputs(bp_greedy: float, bp_beam: float, alpha: float,
+                    tolerance: float = 0.005) -> str:
     """Which decoder's outputs the brevity penalty finds the shorter, from the two penalties
-    (1.0 = not shorter than the references; lower = shorter)."""
+    (1.0 = not shorter than the references; lower = shorter). `alpha` is the length
+    normalisation the beam ran with (0 = none): when the beam's outputs are the shorter, the
+    sentence says whether any normalisation was there to offset that."""
     for bp in (bp_greedy, bp_beam):
         if not 0 <= bp <= 1:
             raise ValueError(f"a brevity penalty is between 0 and 1, got {bp!r}")
+    if not alpha >= 0:
+        raise ValueError(f"length normalisation's alpha is 0 or more, got {alpha!r}")
     if min(bp_greedy, bp_beam) >= 1 - tolerance:
         return "Counted that way, neither decoder's outputs are short enough to be penalised"
     if bp_beam < bp_greedy - tolerance:
-        return ("Counted that way, the beam's outputs are the shorter ones, and their brevity "
-                "is what length normalisation (the previous chapter's alpha) is there to offset")
+        if alpha == 0:
+            return ("Counted that way, the beam's outputs are the shorter ones. Length "
+                    "normalisation (the previous chapter's alpha) exists to offset that, but "
+                    "this beam runs with alpha = 0: none")
+        return ("Counted that way, the beam's outputs are the shorter ones, even with length "
+                f"normalisation (the previous chapter's alpha) at alpha = {alpha:g}")
     if bp_greedy < bp_beam - tolerance:
         return "Counted that way, greedy's outputs are the shorter ones"
     return "Counted that way, both decoders' outputs are about equally short"

@@ -28,15 +28,42 @@ def length_trend(short: float, long: float, lo: float, hi: float,
     return "does not clearly change with length"
 
 
-def length_halves(short: float, long: float, lo: float, hi: float, cut: int) -> str:
+def length_halves(short: float, long: float, lo: float, hi: float) -> str:
     """`length_trend` with both scores and the interval, so the reader sees which way they
-    lean: corpus BLEU of the sources up to `cut` tokens (`short`) and of the longer ones."""
+    lean: corpus BLEU of the sources up to the cut (`short`) and of the longer ones."""
     trend = length_trend(short, long, lo, hi)
-    both = (f"sources of more than {cut} tokens score {long:.1f}, those of {cut} or fewer "
-            f"{short:.1f} (95 % interval of the difference {lo:+.1f} to {hi:+.1f}")
+    both = (f"the longer sources score {long:.1f}, the shorter {short:.1f} (95 % interval of "
+            f"the difference {lo:+.1f} to {hi:+.1f}")
     if lo > 0 or hi < 0:
         return f"{trend}: {both})"
     return f"{trend}: {both}, which includes zero)"
+
+
+def beam_changes(n_changed: int, n: int) -> str:
+    """How many of the page's own sentences beam search translated differently from greedy
+    decoding, with what that means when it is none, some or all of them."""
+    if not 0 <= n_changed <= n or n < 1:
+        raise ValueError(f"expected 0 <= {n_changed} <= {n} and at least one sentence")
+    these = "the one translation" if n == 1 else f"these {n} translations"
+    if n_changed == 0:
+        did = f"did not change {these}" if n == 1 else f"changed none of {these}"
+        return (f"Beam search {did}: keeping alternatives at every step, it still ended on "
+                f"greedy's sentence")
+    if n_changed == n:
+        which = these if n == 1 else f"every one of {these}"
+    else:
+        which = f"{n_changed} of {these}"
+    return (f"Beam search changed {which}: at some step greedy kept only its most likely word, "
+            f"where the beam also kept alternatives and in the end chose among whole sentences "
+            f"by their score")
+
+
+def explorer_target(sentence: str, changed: bool) -> str:
+    """Which sentence the beam explorer shows: the first one whose translation beam search
+    changed, or, where it changed none, the first of all (and the page says so)."""
+    if changed:
+        return f"for «{sentence}», the first of these sentences whose translation it changed"
+    return f"for «{sentence}», the first of these sentences (it changed none of them)"
 
 
 def pick_example(items: Sequence[tuple[str, list[str]]], tokenize, known,
@@ -80,9 +107,18 @@ def error_split(n_search: int, n_model: int, who: str) -> str:
     n = n_search + n_model
     if n == 0:
         return f"{who} wrote a reference for every sentence: nothing to diagnose"
+    if n == 1:
+        kind = ("a reference is more probable: a search error" if n_search else
+                "no reference is more probable: a model error")
+        return f"for the one output of {who} that differs from every reference, {kind} by this test"
     if n_search == 0:
         return (f"for none of the {n:,} outputs of {who} that differ from every reference is a "
                 f"reference more probable: all {n:,} are model errors by this test")
+    if n_model == 0:
+        return (f"for all {n:,} outputs of {who} that differ from every reference, a reference "
+                f"is more probable than the output: all are search errors by this test")
+    search = "a search error" if n_search == 1 else "search errors"
+    model = "is a model error" if n_model == 1 else "are model errors"
     return (f"for {n_search:,} of the {n:,} outputs of {who} that differ from every reference "
-            f"({100 * n_search / n:.0f} %), a reference is more probable than the output: search "
-            f"errors; the other {n_model:,} are model errors by this test")
+            f"({100 * n_search / n:.0f} %), a reference is more probable than the output: "
+            f"{search}; the other {n_model:,} {model} by this test")
