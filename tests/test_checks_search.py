@@ -14,7 +14,7 @@ from lib.checks.harness import Mismatch
 from lib.data import EOS, PAD, SOS
 from lib.exhaustive import exhaustive_search
 from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
-from lib.search import greedy, log_probs
+from lib.search import NEVER_GENERATED, greedy, log_probs
 
 
 def greedy_ok(model, src, src_lengths, max_len):
@@ -241,6 +241,9 @@ def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
         assert checks.beam_search_reference(model, s, n, 3, 4)[0] != ids or seed == 5
         g = [i for i in greedy(model, s, n, max_len=4)[0].tolist() if i != PAD]
         assert checks.beam_search_reference(model, s, n, 1, 4)[0] == g
+    # the checker's message: k = 2000 holds every live prefix before the last step (7^3 = 343)
+    continuing = len(model.tgt_vocab) - len(NEVER_GENERATED) - 1
+    assert continuing ** 3 == 343 < 2000 < (continuing + 1) * continuing ** 3
     table = TableModel(walkthrough_table())
     ids, score = checks.beam_search_reference(table, *table.inputs(), 2000, 3)
     assert ids == table.ids(["A", "<eos>"]) and math.isclose(score, math.log(0.16), rel_tol=1e-6)

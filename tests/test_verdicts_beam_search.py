@@ -97,3 +97,24 @@ def test_k3_gain_never_speaks_of_a_gain_that_is_not_there():
     (10, 10, "has 0 % fewer misses")])
 def test_misses_closed(greedy, beam, words):
     assert words in v.misses_closed(greedy, beam)
+
+
+def test_optimum_shapes_says_when_the_optima_are_degenerate():
+    real = v.optimum_shapes(7, 0, 120)
+    assert real == ("113 of the 120 optima are real sentences; 7 are <eos> alone, 0 cut by the "
+                    "length cap")
+    degenerate = v.optimum_shapes(115, 3, 120)
+    assert degenerate.startswith("only 2 of the 120 optima are real sentences")
+    assert "mostly test whether a search ends" in degenerate
+    assert "mostly" in v.optimum_shapes(30, 31, 120)
+    assert "mostly" not in v.optimum_shapes(30, 30, 120)
+    with pytest.raises(ValueError):
+        v.optimum_shapes(100, 30, 120)
+
+
+def test_alpha1_note_gives_both_rates_and_a_cause_only_with_more_misses():
+    more = v.alpha1_note(16.7, 2.5)
+    assert more.startswith("With α = 1 the beam of five misses the normalised optimum for 16.7 %, "
+                           "against 2.5 % at α = 0: the beam keeps")
+    assert v.alpha1_note(1.7, 20.0) == ("With α = 1 the beam of five misses the normalised "
+                                        "optimum for 1.7 %, against 20.0 % at α = 0")

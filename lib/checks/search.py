@@ -60,8 +60,8 @@ from lib.validate import is_number
 # ---------------------------------------------------------------------------------------------
 
 
-# tiny_model(seed): a small random Seq2Seq (hidden 32) with weights x3, so its distributions are
-# peaked and the answers differ from sentence to sentence. Not trained.
+# tiny_model(seed): a small random Seq2Seq (hidden 32) with weights x3, so its answers differ
+# from sentence to sentence. Not trained: its next-token distributions stay far from one-hot.
 tiny_model = functools.partial(toy.tiny_model, src_words=12, tgt_words=6, emb_dim=16, hidden=32,
                                max_tgt_len=8, scale=3.0)
 
@@ -465,8 +465,9 @@ def _beam_on_networks(fn) -> str:
 
 def _beam_exhaustive(fn) -> str:
     """With k larger than the number of hypotheses, the answer of exhaustive search."""
-    # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most:
-    # 6^3 live hypotheses x 7 tokens = 1,512 candidates at the last step, fewer than k.
+    # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most. 7 tokens
+    # continue a prefix (<unk> and 6 words), so at most 7^3 = 343 prefixes are live before the
+    # last step, fewer than k: the beam holds them all and keeps the best of their candidates.
     for seed, src in ((3, [8, 9]), (8, [5, 6, 7])):
         model = tiny_model(seed)
         _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
@@ -474,7 +475,8 @@ def _beam_exhaustive(fn) -> str:
     table = TableModel(walkthrough_table())
     _beam_search_case(fn, "the k = 2 walk-through table", table, *table.inputs(), 2000, 3,
                       exhaustive=True)
-    return "with k = 2000, more than all hypotheses, the answer of exhaustive search"
+    return ("with k = 2000, more than all live prefixes (at most 343), the answer of exhaustive "
+            "search")
 
 
 def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int) -> list[int]:

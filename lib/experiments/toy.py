@@ -14,10 +14,12 @@ decoder state has to summarise too.
 from __future__ import annotations
 
 import math
+import random
 from types import SimpleNamespace
 
 import torch
 
+from lib import train as tr
 from lib.data import EOS, SOS, SPECIALS, UNK, Vocab
 from lib.model import ModelConfig, Seq2Seq
 
@@ -153,10 +155,13 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
     `attention=True` gives the decoder additive attention (`lib.attention`) over the encoder's
     states; every other layer starts from the same weights as without it (same seed).
 
-    `scale` multiplies every weight: above 1 the next-token distributions become peaked and
-    differ from sentence to sentence, as a trained model's do. `eos_bias` is added to the head's
-    bias for <eos>, so greedy decoding ends early on some sentences and hits the cap on others.
-    The model is in eval mode unless `dropout` is set, when it is left in training mode.
+    `scale` multiplies every weight: above 1 the next-token distributions differ more from
+    sentence to sentence, yet stay far from a trained model's (at 3 the top token of a 4-word
+    head has about a quarter to a half of the probability, and the most likely output is mostly
+    <eos> alone or cut by the length cap; `briefly_trained` avoids both). `eos_bias` is added
+    to the head's bias for <eos>, so greedy decoding ends early on some sentences and hits the
+    cap on others. The model is in eval mode unless `dropout` is set, when it is left in
+    training mode.
     """
     if shared_words is not None:
         src_vocab = tgt_vocab = Vocab(list(SPECIALS) + [f"w{i}" for i in range(shared_words)])
@@ -175,3 +180,46 @@ def tiny_model(seed: int = 0, *, src_words: int = 12, tgt_words: int = 6, emb_di
         if eos_bias:
             model.decoder.head.proj.bias[EOS] += eos_bias
     return model
+
+
+def class_pairs(n: int, seed: int = 0, *, src_words: int = 20, tgt_words: int = 4,
+                noise: float = 0.3, max_words: int = 5) -> list[tuple[list[int], list[int]]]:
+    """n made-up (source ids, target ids) pairs over `tiny_model`'s words, for `briefly_trained`.
+
+    A source has 3 to 8 words en0…; its target writes, for each of the first ⌈L/2⌉ source
+    words en_i, the word's class fr_(i mod tgt_words). `noise` keeps the task uncertain: with
+    that probability the target is one word longer or shorter (1 to `max_words` words), and
+    each target word is drawn at random instead of copied.
+    """
+    if not 0 <= noise <= 1 or n < 0 or max_words < 1:
+        raise ValueError(f"need n >= 0, 0 <= noise <= 1 and max_words >= 1, got {n}, {noise}, "
+                         f"{max_words}")
+    rng, first = random.Random(seed), len(SPECIALS)
+    pairs = []
+    for _ in range(n):
+        src = [rng.randrange(src_words) for _ in range(rng.randint(3, 8))]
+        m = (len(src) + 1) // 2 + (rng.choice((-1, 1)) if rng.random() < noise else 0)
+        m = max(1, min(max_words, m))
+        tgt = [rng.randrange(tgt_words) if rng.random() < noise else i % tgt_words
+               for i in src[:m]]
+        pairs.append(([first + i for i in src], [first + j for j in tgt]))
+    return pairs
+
+
+def briefly_trained(seed: int = 0, *, pairs: int = 2000, epochs: float = 1.0, noise: float = 0.3,
+                    **sizes):
+    """`tiny_model(seed, **sizes)` after `epochs` passes of `lib.train` over `class_pairs(pairs,
+    seed, noise=noise)` (batches of 32, learning rate 0.01), on the CPU, in eval mode.
+
+    Unlike an untrained one, whose most likely output is mostly <eos> alone or a sequence cut
+    by the length cap, such a model has learned when to write <eos>, and one pass leaves its
+    next-token distributions far from certain. The beam-search chapter counts its misses
+    against exhaustive search on it.
+    """
+    model = tiny_model(seed, **sizes)
+    config = tr.TrainConfig(epochs=epochs, batch_size=32, lr=1e-2, warmup_steps=5, seed=seed)
+    examples = class_pairs(pairs, seed, src_words=len(model.src_vocab) - len(SPECIALS),
+                           tgt_words=len(model.tgt_vocab) - len(SPECIALS), noise=noise,
+                           max_words=model.config.max_tgt_len - 1)
+    tr.train(model, examples, config, device="cpu", progress=False)
+    return model.eval()

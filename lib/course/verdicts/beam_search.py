@@ -150,3 +150,28 @@ def pruned_note(unchanged: bool, pruned_pct: float, plain_pct: float) -> str:
                 "models")
     return (f"With the default pruning margin the beam of five misses {pruned_pct:.1f} % instead "
             f"of {plain_pct:.1f} %")
+
+
+def optimum_shapes(empty: int, capped: int, total: int) -> str:
+    """What the exhaustive optima of the tiny models are: real sentences (at least one word,
+    then <eos>), <eos> alone, or cut by the length cap. Where the last two are most of them,
+    the miss rates test little more than whether a search ends at the first step or never."""
+    if min(empty, capped) < 0 or empty + capped > total or total < 1:
+        raise ValueError(f"need 0 <= empty + capped <= total, got {empty}, {capped}, {total}")
+    real = total - empty - capped
+    parts = f"{empty} are <eos> alone, {capped} cut by the length cap"
+    if 2 * (empty + capped) > total:
+        return (f"only {real} of the {total} optima are real sentences ({parts}), so these rates "
+                f"mostly test whether a search ends at once or never")
+    return f"{real} of the {total} optima are real sentences; {parts}"
+
+
+def alpha1_note(a1_pct: float, a0_pct: float, beam: str = "the beam of five") -> str:
+    """The miss rate against the normalised optimum (alpha = 1) next to the one at alpha = 0;
+    where it is higher, why a beam can miss the normalised optimum (no cause where it is not)."""
+    head = (f"With α = 1 {beam} misses the normalised optimum for {a1_pct:.1f} %, against "
+            f"{a0_pct:.1f} % at α = 0")
+    if a1_pct > a0_pct:
+        return (f"{head}: the beam keeps the best raw log-probabilities, while the answer is "
+                f"ranked by the normalised score")
+    return head
