@@ -91,6 +91,20 @@ def test_growth_finding_reads_both_growth_intervals(growth, robust, words):
         assert f"{robust[1]:+.1f}" not in text
 
 
+@pytest.mark.parametrize("growth, robust, phrase", [
+    ((4.3, 0.8, 7.4), (2.6, -1.2, 6.2), "does not robustly grow with length"),  # the build's
+    ((4.3, 0.8, 7.4), (3.0, 0.5, 6.0), "grows with length"),
+    ((2.0, -1.0, 5.0), (3.0, 0.5, 6.0), "does not clearly grow with length"),
+    ((-4.3, -7.4, -0.9), (2.6, -1.2, 6.2), "shrinks with length"),
+])
+def test_growth_phrase_agrees_with_the_finding(growth, robust, phrase):
+    assert v.growth_phrase(growth, robust) == phrase
+    kind = v.growth_kind(growth, robust)
+    finding = v.growth_finding(growth, robust)
+    assert ("not beyond the noise" in finding) == (kind == "fragile")
+    assert ("still does" in finding) == (kind == "robust")
+
+
 def test_lead_reading_counts_the_buckets_where_attention_is_ahead():
     assert v.lead_reading(FIXED, ATTENTION, 16.7, 21.0) == (
         "Attention is ahead in every length bucket, by +16.7 BLEU on short sources and +21.0 on "
@@ -109,9 +123,9 @@ def test_growth_finding_refuses_a_growth_outside_its_interval():
 
 
 @pytest.mark.parametrize("row, words", [
-    ([0.1, 0.62, 0.28], "peaks on *car* (62 %)"),
-    ([0.34, 0.3, 0.28, 0.08], "spreads over *red*, *car* and *.*"),  # a near-tie is no peak
-    ([0.45, 0.19, 0.18, 0.18], "peaks weakly on *red* (45 %)"),
+    ([0.1, 0.62, 0.28], 'peaks on "car" (62 %)'),
+    ([0.34, 0.3, 0.28, 0.08], 'spreads over "red", "car" and "."'),  # a near-tie is no peak
+    ([0.45, 0.19, 0.18, 0.18], 'peaks weakly on "red" (45 %)'),
 ])
 def test_peak_phrase_says_when_a_row_has_no_clear_peak(row, words):
     tokens = ["red", "car", ".", "x"][:len(row)]
@@ -126,9 +140,9 @@ def test_peak_phrase_refuses_rows_that_are_not_weights():
 
 
 @pytest.mark.parametrize("args, words", [
-    ((0.3, 94, 0.9), "hits the copied word in 30 % of these rows; where it misses (94 rows), the "
-     "model finds the word in 90 %, so it follows the word, not its place"),
-    ((0.3, 94, 0.2), "finds the word in only 20 %, so position explains much of it"),
+    ((0.3, 94, 0.9), "hits the copied word in 30 % of these rows; where it misses, the model finds "
+     "the word in 85 of 94 rows, which position alone does not explain"),
+    ((0.3, 94, 0.2), "finds the word in 19 of 94 rows, so position explains much of it"),
     ((1.0, 0, math.nan), "in 100 % of these rows, so position alone explains them"),
 ])
 def test_copy_control_compares_the_model_with_reading_by_position(args, words):
@@ -450,12 +464,12 @@ def test_size_verdict_refuses_lengths_outside_the_test():
 
 def test_reading_order_says_whether_any_row_goes_back():
     forward = v.reading_order([[0, 1, 2, 3, 5, 5], [0, 2, 3, 3]])  # the build's two maps
-    assert forward.startswith("In every map the rows' peaks only move left to right")
-    assert v.reading_order([[0, 4, 3], [0, 2, 1]]).startswith(
-        "In every map the rows' peaks go back to an earlier source column at least once")
+    assert forward.startswith("In both maps the rows' peaks only move left to right")
+    assert v.reading_order([[0, 4, 3], [0, 2, 1], [1, 0]]).startswith(
+        "In all 3 maps the rows' peaks go back to an earlier source column at least once")
     mixed = v.reading_order([[0, 4, 3], [0, 1, 2]])
     assert mixed.startswith("The rows' peaks go back") and "in 1 of the 2 maps" in mixed
-    assert "In every" not in mixed and "not be read yet" not in mixed
+    assert "both" not in mixed and "only move left to right, even" not in mixed
     with pytest.raises(ValueError, match="one non-empty list"):
         v.reading_order([[]])
 

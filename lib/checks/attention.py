@@ -39,17 +39,17 @@ from lib.experiments.timing import decoder_step_macs
 # ---------------------------------------------------------------------------------------------
 
 
-def scores_reference(s, H, W_s, W_h, v) -> torch.Tensor:
+def scores_reference(s, h, W_s, W_h, v) -> torch.Tensor:
     """e[b, t, j] = v . tanh(W_s s_{b,t} + W_h h_{b,j}), one sentence, step and position at a
     time."""
-    B, S, _ = H.shape
+    B, S, _ = h.shape
     T = s.size(1)
-    out = torch.zeros(B, T, S, dtype=H.dtype)
+    out = torch.zeros(B, T, S, dtype=h.dtype)
     for b in range(B):
         for t in range(T):
             query = W_s @ s[b, t]  # (A,)
             for j in range(S):
-                out[b, t, j] = v @ torch.tanh(query + W_h @ H[b, j])
+                out[b, t, j] = v @ torch.tanh(query + W_h @ h[b, j])
     return out
 
 
@@ -83,20 +83,20 @@ def _score_inputs(seed: int, B: int = 2, T: int = 3, S: int = 5, Hs: int = 6, Hh
                   A: int = 7):
     g = torch.Generator().manual_seed(seed)
     s = torch.randn(B, T, Hs, generator=g, dtype=torch.float64)
-    H = torch.randn(B, S, Hh, generator=g, dtype=torch.float64)
+    h = torch.randn(B, S, Hh, generator=g, dtype=torch.float64)
     W_s = torch.randn(A, Hs, generator=g, dtype=torch.float64)
     W_h = torch.randn(A, Hh, generator=g, dtype=torch.float64)
     v = torch.randn(A, generator=g, dtype=torch.float64)
-    return s, H, W_s, W_h, v
+    return s, h, W_s, W_h, v
 
 
 def _score_case(fn, seed: int) -> str:
-    s, H, W_s, W_h, v = _score_inputs(seed)
-    B, S = H.shape[:2]
+    s, h, W_s, W_h, v = _score_inputs(seed)
+    B, S = h.shape[:2]
     T, A = s.size(1), W_s.size(0)
-    got = _tensor("the scores e (B, T, S)", call(fn, s, H, W_s, W_h, v,
-                                                names=("s", "H", "W_s", "W_h", "v")))
-    expected = scores_reference(s, H, W_s, W_h, v)
+    got = _tensor("the scores e (B, T, S)", call(fn, s, h, W_s, W_h, v,
+                                                names=("s", "h", "W_s", "W_h", "v")))
+    expected = scores_reference(s, h, W_s, W_h, v)
     got = got.detach().to(torch.float64)
     if got.shape == (B, T, S, A):
         raise Mismatch(f"your scores have shape {tuple(got.shape)}: one vector of size A per "
@@ -115,7 +115,7 @@ def _score_case(fn, seed: int) -> str:
         raise Mismatch("your rows sum to 1: you returned the weights (a softmax of the "
                        "scores); this function returns the scores e before any softmax")
     queries = (s @ W_s.T).unsqueeze(2)  # (B, T, 1, A)
-    keys = (H @ W_h.T).unsqueeze(1)  # (B, 1, S, A)
+    keys = (h @ W_h.T).unsqueeze(1)  # (B, 1, S, A)
     if torch.allclose(got, (queries + keys) @ v, atol=1e-6):
         raise Mismatch("the tanh is missing: e_tj = v^T tanh(W_s s_t + W_h h_j); without it the "
                        "score is linear, v^T W_s s_t is the same for every position, and the "
@@ -135,7 +135,7 @@ def _score_case(fn, seed: int) -> str:
 
 
 def check_all_scores(fn) -> CheckResult:
-    """`fn(s, H, W_s, W_h, v)`: s (B, T, Hs), H (B, S, Hh), W_s (A, Hs), W_h (A, Hh), v (A,)
+    """`fn(s, h, W_s, W_h, v)`: s (B, T, Hs), h (B, S, Hh), W_s (A, Hs), W_h (A, Hh), v (A,)
     -> e (B, T, S) with e[b, t, j] = v . tanh(W_s s_{b,t} + W_h h_{b,j})."""
     return run_checks("the scores of all steps", lambda: _score_case(fn, 0),
                       lambda: _score_case(fn, 1))

@@ -112,40 +112,58 @@ def lead_reading(fixed: Sequence[float], attention: Sequence[float], short: floa
             f"{long:+.1f} on long ones")
 
 
+def growth_kind(growth: Sequence[float], without_shortest: Sequence[float]) -> str:
+    """How attention's lead changes from short to long sources, from its growth with all sources
+    and without the shortest, each (growth, 95 % low, high) (`lib.experiments.long_inputs.
+    lead_growth`): 'shrinks', 'noise' (the interval holds zero), 'robust' (above zero both
+    ways) or 'fragile' (above zero only with the shortest sources)."""
+    _, lo, hi = _growth_interval(growth)
+    _, rlo, _ = _growth_interval(without_shortest)
+    if hi < 0:
+        return "shrinks"
+    if lo <= 0:
+        return "noise"
+    return "robust" if rlo > 0 else "fragile"
+
+
 def growth_finding(growth: Sequence[float], without_shortest: Sequence[float],
                    shortest: int = 8) -> str:
-    """Whether attention's lead grows from short to long sources, with all sources and without
-    those of at most `shortest` tokens, each (growth, 95 % low, high)
-    (`lib.experiments.long_inputs.lead_growth`): growth counts only when its interval is above
-    zero both ways. Capitalised, no last full stop."""
-    d, lo, hi = _growth_interval(growth)
-    rd, rlo, rhi = _growth_interval(without_shortest)
+    """`growth_kind` as sentences, with both intervals. Capitalised, no last full stop."""
+    (d, lo, hi), (rd, rlo, rhi) = growth, without_shortest
     full = f"{d:+.1f}, 95 % interval {lo:+.1f} to {hi:+.1f}"
     cut = f"{rd:+.1f}, {rlo:+.1f} to {rhi:+.1f}"
-    if hi < 0:
+    kind = growth_kind(growth, without_shortest)
+    if kind == "shrinks":
         return f"The lead shrinks with length ({full})"
-    if lo <= 0:
+    if kind == "noise":
         return f"Whether the lead grows with length is within the noise ({full})"
-    if rlo > 0:
+    if kind == "robust":
         return (f"The lead grows with length ({full}), and still does without the sources of "
                 f"1-{shortest} tokens ({cut})")
     return (f"The lead grows with length ({full}), but not beyond the noise without the sources "
             f"of 1-{shortest} tokens ({cut}). So the lead, not its growth, is the finding")
 
 
+def growth_phrase(growth: Sequence[float], without_shortest: Sequence[float]) -> str:
+    """`growth_kind` as a phrase for a summary, to follow "a lead that"."""
+    return {"shrinks": "shrinks with length", "noise": "does not clearly grow with length",
+            "robust": "grows with length", "fragile": "does not robustly grow with length"}[
+        growth_kind(growth, without_shortest)]
+
+
 def peak_phrase(tokens: Sequence[str], row: Sequence[float], spread: float = 0.5) -> str:
     """Where one row of attention weights (a share per source token) lies, worded to follow
-    "the row writing X": 'peaks on *car* (62 %)' when its strongest column holds at least
-    `spread` of the weight, else 'spreads over *red*, *car* and *.*' (the columns holding at least
-    a fifth each, in source order, the strongest alone when none other does)."""
+    "the row writing X": 'peaks on "car" (62 %)' when its strongest column holds at least
+    `spread` of the weight, else 'spreads over "red", "car" and "."' (the columns holding at
+    least a fifth each, in source order, the strongest alone when none other does)."""
     if len(tokens) != len(row) or not tokens:
         raise ValueError("one weight per source token")
     if any(w < 0 for w in row) or abs(sum(row) - 1.0) > 1e-3:
         raise ValueError("a row of attention weights is non-negative and sums to 1")
     top = max(range(len(row)), key=lambda j: row[j])
     if row[top] >= spread:
-        return f"peaks on *{tokens[top]}* ({100 * row[top]:.0f} %)"
-    held = [f"*{tokens[j]}*" for j in range(len(row)) if row[j] >= 0.2] or [f"*{tokens[top]}*"]
+        return f'peaks on "{tokens[top]}" ({100 * row[top]:.0f} %)'
+    held = [f'"{tokens[j]}"' for j in range(len(row)) if row[j] >= 0.2] or [f'"{tokens[top]}"']
     if len(held) == 1:
         return f"peaks weakly on {held[0]} ({100 * row[top]:.0f} %)"
     return f"spreads over {', '.join(held[:-1])} and {held[-1]}"
@@ -157,13 +175,13 @@ def reading_order(peaks: Sequence[Sequence[int]]) -> str:
     if not peaks or any(not p or any(c < 0 for c in p) for p in peaks):
         raise ValueError("one non-empty list of source columns (>= 0) per heatmap")
     back = sum(any(b < a for a, b in zip(p, p[1:])) for p in peaks)
+    maps = "both maps" if len(peaks) == 2 else f"all {len(peaks)} maps"
     if back == 0:
-        return ("In every map the rows' peaks only move left to right: a state here has read "
-                "only the words up to its own, so a word French moves earlier may not be read "
-                "yet")
+        return (f"In {maps} the rows' peaks only move left to right, even where French puts a "
+                f"word earlier than English does")
     if back == len(peaks):
-        return ("In every map the rows' peaks go back to an earlier source column at least once, "
-                "as French reorders")
+        return (f"In {maps} the rows' peaks go back to an earlier source column at least once, "
+                f"as French reorders")
     return (f"The rows' peaks go back to an earlier source column in {back} of the "
             f"{len(peaks)} maps and only move left to right in the others")
 
@@ -188,23 +206,22 @@ def copy_reading(on_word: float, after_word: float) -> str:
 
 def copy_control(by_position: float, off_diagonal: int, on_word_off_diagonal: float) -> str:
     """The control for position in `lib.experiments.alignment.CopyAlignment`: how often a reader
-    by position alone (the map's diagonal) lands on the copied word, and how often the model's
-    strongest column is the word on the rows where the diagonal misses it. A sentence, without
-    its full stop."""
+    by position alone (the map's diagonal) lands on the copied word, and on how many of the rows
+    where the diagonal misses it the model's strongest column is the word all the same. A
+    sentence, without its full stop."""
     if not 0.0 <= by_position <= 1.0:
         raise ValueError(f"by_position must be a share between 0 and 1, got {by_position!r}")
-    base = (f"Reading by position alone (each map's diagonal) hits the copied word in "
+    base = (f"Reading by position alone (the diagonal) hits the copied word in "
             f"{100 * by_position:.0f} % of these rows")
     if off_diagonal == 0:
         return f"{base}, so position alone explains them"
     if not 0.0 <= on_word_off_diagonal <= 1.0:
         raise ValueError("on_word_off_diagonal must be a share between 0 and 1")
-    found = f"where it misses ({off_diagonal} rows), the model finds the word in"
+    found = round(on_word_off_diagonal * off_diagonal)
+    where = f"where it misses, the model finds the word in {found} of {off_diagonal} rows"
     if on_word_off_diagonal >= 0.5:
-        return (f"{base}; {found} {100 * on_word_off_diagonal:.0f} %, so it follows the word, "
-                f"not its place")
-    return (f"{base}; {found} only {100 * on_word_off_diagonal:.0f} %, so position explains "
-            f"much of it")
+        return f"{base}; {where}, which position alone does not explain"
+    return f"{base}; {where}, so position explains much of it"
 
 
 def alignment_reading(*measured: float) -> str:
