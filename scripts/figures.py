@@ -185,7 +185,9 @@ def intro_model() -> Svg:
               "token. Each decoder layer starts from the encoder's final state of the same "
               "layer (s_0^1 = h_3^1, s_0^2 = h_3^2). The last layer's final state is also the "
               "context c = h_3^2, which enters the decoder's first layer at every step, next to "
-              "the previous token. The decoder starts from <sos>; at each step its top state "
+              "the previous token. The decoder starts from <sos>; each input token y_t-1 is "
+              "embedded as e(y_t-1) (e(y_0) for <sos>, then e(y_1) to e(y_4)), as the encoder's "
+              "are as x_t, and at each step its top state "
               "s_t^2 goes through the prediction head (W_p and a softmax) to pick the next "
               "token, which is fed back as the next input: Nous, avons, gagné, the full stop, "
               "and finally <eos>, which ends the translation.")
@@ -229,6 +231,7 @@ def intro_model() -> Svg:
     for t, x in enumerate(dx):
         svg.box(x - 12, 420, 66, 30, TOK, inputs[t], font=MONO, size=13)
         svg.line(x - 12, 405, x - 12, 364, MUTED)
+        svg.math(x + 8, 392, f"e(y_{t})", size=12)
         svg.line(x + 28, 470, x + 28, 364, CTX[1])
         for layer, y in rows.items():
             svg.box(x, y, 74, 44, DEC, "")
@@ -369,6 +372,9 @@ def _decoder_panel(svg: Svg, x0: float, feed: bool):
         if feed:
             svg.path(f"M{x0 + 30} 390 L{x - 26} 390 L{x - 26} 212", CTX[1])
     if feed:
+        # c = h_S^L, the top encoder layer's last state
+        svg.line(x0 + 30, 218, x0 + 30, 377, CTX[1])
+        svg.math(x0 + 37, 300, "c = h_S^L", size=13, anchor="start")
         svg.box(x0 + 30, 390, 36, 26, CTX, "")
         svg.math(x0 + 30, 396, "c", size=16)
         svg.text(x0 + 230, 418, "layer 1 reads [e(y_{t−1}); c] at every step (eq. 4)",
@@ -386,9 +392,9 @@ def decoder_unrolled() -> Svg:
               "layer starts from the encoder's final state of the same layer (s_0^i = h_S^i, "
               "eq. 3), the first input is <sos>, and at every step the GRU state goes through "
               "the prediction head to produce the next token y_t, which is fed back as the next "
-              "input. Left (a variant of Cho et al. 2014, feed_context=True): the context c also "
-              "enters the "
-              "first layer at every step, next to the embedding e(y_t-1). Right (Sutskever et "
+              "input. Left (a variant of Cho et al. 2014, feed_context=True): the context "
+              "c = h_S^L, the top encoder layer's last state (an arrow from the encoder), also "
+              "enters the first layer at every step, next to the embedding e(y_t-1). Right (Sutskever et "
               "al. 2014, feed_context=False): the context enters only through the initial "
               "state.")
     _decoder_panel(svg, 10, True)
@@ -401,7 +407,8 @@ def decoder_unrolled() -> Svg:
 # 4. prediction head: state -> logits -> probabilities -> argmax / loss
 # ---------------------------------------------------------------------------------------------
 
-HEAD_WORDS = ["je", "nous", "il", "<eos>", "…"]
+# candidates for a sentence's first word: capitalised, as the vocabulary keeps capitals
+HEAD_WORDS = ["Je", "Nous", "Il", "<eos>", "…"]
 HEAD_LOGITS = [2.1, 0.9, -0.4, -1.6, 0.2]  # illustrative logits of five words
 
 
@@ -430,9 +437,12 @@ def prediction_head() -> Svg:
               "The top decoder state s_t^L, a vector of H numbers, is multiplied by W_p and "
               "b_p is added (eq. 6), giving one logit z_t per word of the French vocabulary. "
               "A softmax (eq. 8) turns the logits into probabilities that sum to one. Decoding "
-              "takes the argmax, the most likely word; training reads the probability of the "
-              "reference word and adds -log P(y*_t | y*_<t, x) to the loss (eq. 7). Bars "
-              "illustrate five words: je, nous, il, <eos> and the rest.")
+              "takes the argmax of the logits, the most likely word (the same word as the "
+              "argmax of the probabilities), so its arrow starts from the logits; training "
+              "reads the probability of the reference word and adds -log P(y*_t | y*_<t, x) to "
+              "the loss (eq. 7). Bars illustrate five candidates for the first word of a "
+              "sentence, capitalised as the vocabulary keeps them: Je, Nous, Il, <eos> and the "
+              "rest.")
     svg.shift(0, -50)
     # state
     svg.rect(40, 120, 30, 130, ENC[0], DEC[1], rx=4)
@@ -463,8 +473,12 @@ def prediction_head() -> Svg:
     svg.math(630, 100, "P(y_t = v | y_{<t}, x)", size=13)
     _bars(svg, 552, 240, probs, 150, HEAD, HEAD_WORDS, lambda v: f"{v:.2f}")
     # argmax / loss
-    svg.path("M752 160 L792 122", INK)
-    svg.text(752, 128, "argmax", size=12, weight="bold", fill=INK, anchor="end")
+    # decoding's argmax is taken over the logits (the same word as over the probabilities)
+    # (the arrow leaves the top of the largest logit, Je's)
+    svg.path("M324 131 L340 113 L792 113", INK)
+    svg.text(786, 131, "argmax", size=12, weight="bold", fill=INK, anchor="end")
+    svg.text(786, 146, "same word as", size=11, fill=MUTED, anchor="end")
+    svg.text(786, 160, "over the probabilities", size=11, fill=MUTED, anchor="end")
     svg.path("M752 205 L792 240", INK)
     svg.text(790, 266, "eq. 7", size=12, weight="bold", fill=BAD[1], anchor="end")
     svg.box(880, 112, 170, 58, TOK, "")
