@@ -394,9 +394,9 @@ def decoder_unrolled() -> Svg:
               "the prediction head to produce the next token y_t, which is fed back as the next "
               "input. Left (a variant of Cho et al. 2014, feed_context=True): the context "
               "c = h_S^L, the top encoder layer's last state (an arrow from the encoder), also "
-              "enters the first layer at every step, next to the embedding e(y_t-1). Right (Sutskever et "
-              "al. 2014, feed_context=False): the context enters only through the initial "
-              "state.")
+              "enters the first layer at every step, next to the embedding e(y_t-1). Right "
+              "(Sutskever et al. 2014, feed_context=False): the context enters only through the "
+              "initial state.")
     _decoder_panel(svg, 10, True)
     svg.line(500, 24, 500, 440, PANEL_EDGE, arrow=False)
     _decoder_panel(svg, 510, False)
