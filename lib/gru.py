@@ -1,4 +1,6 @@
-"""The GRU written from its equations (Cho et al. 2014), and the vanilla RNN it improves on.
+"""The GRU of Cho et al. (2014) in the variant PyTorch computes, written from its equations, and
+the vanilla RNN it improves on. (Cho et al. apply the reset gate to h_{t-1} before the matrix and
+use no biases; PyTorch applies it to W_hn h_{t-1} + b_hn, as below.)
 
 The encoder chapter explains recurrence with this code; the model's fast path uses ``nn.GRU``.
 Parameters use PyTorch's layout — ``weight_ih`` stacks the rows of W_ir, W_iz, W_in in that

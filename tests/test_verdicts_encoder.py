@@ -38,6 +38,23 @@ def test_gru_against_vanilla_says_how_much_better_and_whether_it_still_vanishes(
     assert "less" in v.gru_against_vanilla(1e-9, 1e-6)
     assert "survives" in v.gru_against_vanilla(0.5, 1e-9)
     assert "explodes" in v.gru_against_vanilla(50.0, 1e-9)
+    grown = v.gru_against_vanilla(5.0, 1e-9)  # growth below tenfold is not survival
+    assert grown.endswith("and its gradient grows") and "survives" not in grown
+
+
+@pytest.mark.parametrize("x, up", [
+    (3.41e-06, 3.5e-06), (3.5e-06, 3.5e-06), (3.46e-06, 3.5e-06), (9.91e-07, 1.0e-06),
+    (1.0, 1.0), (0.123, 0.13)])
+def test_round_up_never_rounds_below(x, up):
+    got = v.round_up(x)
+    assert got == pytest.approx(up) and got >= x * (1 - 1e-12)
+    assert f"{got:.1e}" == f"{up:.1e}"
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_round_up_rejects_bad_input(bad):
+    with pytest.raises(ValueError, match="positive finite"):
+        v.round_up(bad)
 
 
 @pytest.mark.parametrize("g_a, g_b, expected", [

@@ -62,15 +62,25 @@ def by_order(a: float, b: float, other: str, verb: str, more: str, same: str, le
 
 def gru_against_vanilla(g_gru: float, g_vanilla: float) -> str:
     """The default GRU's gradient after T steps, compared with the vanilla RNN's by order of
-    magnitude, and whether it still vanishes."""
+    magnitude, and whether it still vanishes (gradient_trend: growth is never called
+    survival)."""
     how = by_order(g_gru, g_vanilla, "the vanilla RNN", "passes back", "more", "much", "less",
                    " of the gradient")
-    fate = gradient_fate(g_gru)
-    if fate == "vanishes":
+    trend = gradient_trend(g_gru)
+    if trend == "vanishes":
         return f"{how}, yet its gradient still vanishes: gates alone do not keep it alive"
-    if fate == "explodes":
-        return f"{how}, and its gradient explodes"
+    if trend in ("explodes", "grows"):
+        return f"{how}, and its gradient {trend}"
     return f"{how}, and enough of it survives to matter"
+
+
+def round_up(x: float, digits: int = 2) -> float:
+    """x (> 0) rounded up to `digits` significant digits, so that 'at most <round_up(x)>' stays
+    true however the last digit falls: 3.41e-06 -> 3.5e-06, 3.5e-06 -> 3.5e-06."""
+    if not (x > 0 and math.isfinite(x)):
+        raise ValueError(f"round_up needs a positive finite number, got {x!r}")
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.ceil(round(x / scale, 9)) * scale
 
 
 def factor_against(g_a: float, g_b: float, other: str) -> str:
