@@ -7,65 +7,19 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 from conftest import assert_rejects, skeleton
 
 from lib.checks import teacher_forcing as checks
 from lib.data import EOS, PAD, SOS, pad
-from lib.head import masked_cross_entropy
-from lib.train import batch_loss
 
 torch.set_num_threads(1)
 
 
-# --- make_decoder_io --------------------------------------------------------------------------
-
-
-def make_decoder_io(targets):
-    return pad([[SOS] + t for t in targets]), pad([t + [EOS] for t in targets])
-
-
-def test_shift_accepts_reference():
-    r = checks.check_shift(make_decoder_io)
-    assert r.ok, str(r)
-
-
-def test_shift_skeleton_is_not_done():
-    r = checks.check_shift(skeleton)
-    assert not r.ok and not r.done
-    assert "not done yet" in str(r)
-
-
-def test_shift_names_the_missing_shift():
-    def wrong(targets):
-        t = pad([t + [EOS] for t in targets])
-        return t, t.clone()
-
-    assert_rejects(checks.check_shift(wrong), "forgot to shift")
-
-
-def test_shift_names_eos_in_the_inputs():
-    def wrong(targets):  # <sos> y1 .. yn <eos> cut to length: shorter rows keep their <eos>
-        return pad([[SOS] + t + [EOS] for t in targets])[:, :-1], make_decoder_io(targets)[1]
-
-    assert_rejects(checks.check_shift(wrong), "<eos>", "only has to predict it")
-
-
-def test_shift_names_the_swap_and_the_missing_column():
-    assert_rejects(checks.check_shift(lambda ts: make_decoder_io(ts)[::-1]), "swapped")
-    assert_rejects(checks.check_shift(lambda ts: (pad(ts), pad(ts))), "one column short")
-
-
-def test_shift_names_wrong_padding():
-    def wrong(targets):
-        tgt_in, tgt_out = make_decoder_io(targets)
-        tgt_out = pad([t + [EOS] for t in targets], value=-1)
-        return tgt_in, tgt_out
-
-    assert_rejects(checks.check_shift(wrong), "<pad>")
-
-
 # --- make_reversed_io (a right-to-left decoder) -----------------------------------------------
+
+
+def make_decoder_io(targets):  # left to right: the first slip the reversed checker names
+    return pad([[SOS] + t for t in targets]), pad([t + [EOS] for t in targets])
 
 
 def make_reversed_io(targets):
@@ -110,126 +64,22 @@ def test_reversed_shift_names_a_wrong_token_against_the_reversed_collate():
                    "lib.data.collate builds it")
 
 
-# --- exposure_gap -----------------------------------------------------------------------------
+def test_reversed_shift_names_eos_in_the_inputs_and_wrong_padding():
+    def eos_read(targets):  # <sos> .. <eos> cut to length: shorter rows keep their <eos>
+        return (pad([[SOS] + t[::-1] + [EOS] for t in targets])[:, :-1],
+                make_reversed_io(targets)[1])
 
+    def bad_padding(targets):
+        return make_reversed_io(targets)[0], pad([t[::-1] + [EOS] for t in targets], value=-1)
 
-@torch.no_grad()
-def exposure_gap(model, batch):
-    forced = batch_loss(model, batch, teacher_forcing=1.0)
-    free = batch_loss(model, batch, teacher_forcing=0.0)
-    return free - forced
-
-
-def test_exposure_gap_accepts_reference_and_its_value_is_stepping_minus_one_call():
-    r = checks.check_exposure_gap(exposure_gap)
-    assert r.ok, str(r)
-    # independent oracle: a free run written out here, against the checker's own stepping loop
-    model = checks.tiny_model(2)
-    model.eval()
-    batch = checks._batches()[1]
-    with torch.no_grad():
-        _, state, context = model.encode(batch.src, batch.src_lengths)
-        prev, steps = batch.tgt_in[:, 0], []
-        for _ in range(batch.tgt_in.size(1)):
-            logits, state = model.decoder.step(prev, state, context)  # (B, V)
-            steps.append(logits)
-            prev = logits.argmax(-1)  # its own prediction, always
-        free = masked_cross_entropy(torch.stack(steps, 1), batch.tgt_out)
-        expected = free - checks.stepping_loss(model, batch)
-    assert float(exposure_gap(model, batch)) == pytest.approx(float(expected), abs=1e-5)
-
-
-def test_exposure_gap_skeleton_is_not_done():
-    assert not checks.check_exposure_gap(skeleton).done
-
-
-@pytest.mark.parametrize("wrong, words", [
-    (lambda m, b: -exposure_gap(m, b), "MINUS the forced loss"),
-    (lambda m, b: batch_loss(m, b, teacher_forcing=0.0).detach(), "free-run loss alone"),
-    (lambda m, b: batch_loss(m, b, teacher_forcing=1.0).detach(), "forced loss alone"),
-    (lambda m, b: (batch_loss(m, b, 1.0) - batch_loss(m, b, 1.0)).detach(), "teacher_forcing=0.0"),
-    (lambda m, b: batch_loss(m, b, 0.0) - batch_loss(m, b, 1.0), "torch.no_grad()"),
-    (lambda m, b: exposure_gap(m, b) + 0.5, "lib.train.batch_loss with"),
-    (lambda m, b: torch.stack([exposure_gap(m, b)] * 2), "shape (2,)"),
-    (lambda m, b: "large", "got str"),
-])
-def test_exposure_gap_names_typical_mistakes(wrong, words):
-    assert_rejects(checks.check_exposure_gap(wrong), words)
-
-
-def test_exposure_gap_names_a_model_left_in_training_mode():
-    def switches_mode(model, batch):
-        model.train()
-        return exposure_gap(model, batch)
-
-    assert_rejects(checks.check_exposure_gap(switches_mode), "training mode")
-
-
-# --- forced_loss ------------------------------------------------------------------------------
-
-
-def forced_loss(model, batch):
-    logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
-    return masked_cross_entropy(logits, batch.tgt_out)
-
-
-def test_forced_loss_accepts_reference_and_stepping_agrees():
-    r = checks.check_forced_loss(forced_loss)
-    assert r.ok, str(r)
-    # the checker's stepping reference equals lib.train.batch_loss's one-call path
-    from lib.train import batch_loss
-
-    model = checks.tiny_model(3)
-    for batch in checks._batches():
-        with torch.no_grad():
-            assert torch.allclose(checks.stepping_loss(model, batch), batch_loss(model, batch),
-                                  atol=1e-5)
-
-
-def test_forced_loss_skeleton_is_not_done():
-    assert not checks.check_forced_loss(skeleton).done
-
-
-def test_forced_loss_names_tgt_out_as_input():
-    def wrong(model, batch):
-        return masked_cross_entropy(model(batch.src, batch.src_lengths, batch.tgt_out),
-                                    batch.tgt_out)
-
-    assert_rejects(checks.check_forced_loss(wrong), "fed tgt_out")
-
-
-def test_forced_loss_names_unmasked_padding_and_sum():
-    def unmasked(model, batch):
-        logits = model(batch.src, batch.src_lengths, batch.tgt_in)
-        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch.tgt_out.reshape(-1))
-
-    def summed(model, batch):
-        return masked_cross_entropy(model(batch.src, batch.src_lengths, batch.tgt_in),
-                                    batch.tgt_out, reduction="sum")
-
-    assert_rejects(checks.check_forced_loss(unmasked), "<pad>")
-    assert_rejects(checks.check_forced_loss(summed), "SUM")
-
-
-def test_forced_loss_names_the_stepping_loop():
-    def stepping(model, batch):
-        return checks.stepping_loss(model, batch)
-
-    assert_rejects(checks.check_forced_loss(stepping), "one call")
-    assert PAD == 0
+    assert_rejects(checks.check_reversed_shift(eos_read), "<eos>", "only has to predict it")
+    assert_rejects(checks.check_reversed_shift(bad_padding), "<pad>")
 
 
 # --- inputs changed in place ------------------------------------------------------------------
 
 
 def test_inputs_changed_in_place_are_named():
-    def appends_eos(targets):
-        for t in targets:
-            t.append(EOS)  # the caller's reference lists grow an <eos>
-        return pad([[SOS] + t[:-1] for t in targets]), pad(targets)
-
-    assert_rejects(checks.check_shift(appends_eos), "changed its input `targets[0]` in place")
-
     def reverses_in_place(targets):
         for t in targets:
             t.reverse()  # the caller's reference lists now run backwards
@@ -237,17 +87,6 @@ def test_inputs_changed_in_place_are_named():
 
     assert_rejects(checks.check_reversed_shift(reverses_in_place),
                    "changed its input `targets[0]` in place")
-
-    def takes_a_training_step(model, batch):
-        loss = forced_loss(model, batch)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()  # the value is right, but the model has changed
-        return loss
-
-    assert_rejects(checks.check_forced_loss(takes_a_training_step),
-                   "changed the weights of `model` in place")
 
 
 # --- the scheduled-sampling schedule ----------------------------------------------------------

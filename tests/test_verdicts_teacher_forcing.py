@@ -63,14 +63,38 @@ def test_beyond_rewording_words_the_wrong_words_score_from_its_interval(lo, hi, 
 
 
 @pytest.mark.parametrize("forced, plain, words", [
-    (0.25, 0.58, "It is less sure how to go on with a sentence it would not have started "
-                 "greedily"),
-    (0.70, 0.58, "Here it is surer of its continuation after the forced token than without it"),
-    (0.59, 0.58, "It is about as sure of its continuation either way")])
+    (0.25, 0.58, "On this sentence, chosen for that low confidence, the model is less sure how "
+                 "to go on than in its own translation"),
+    (0.70, 0.58, "Even on this sentence, chosen for its low confidence, the model is surer of "
+                 "its continuation after the forced token than without it"),
+    (0.59, 0.58, "On this sentence, chosen for its low confidence, the model is about as sure "
+                 "of its continuation either way")])
 def test_forced_confidence_follows_the_two_probabilities(forced, plain, words):
+    """Each branch speaks of the one chosen sentence, not of the model in general."""
     assert v.forced_confidence(forced, plain) == words
     with pytest.raises(ValueError, match="probabilities"):
         v.forced_confidence(1.5, 0.5)
+
+
+@pytest.mark.parametrize("test_min, seen, possible, words", [
+    (4, 512, 512, "none shorter than 4 digits: the training set holds all 512 possible shorter "
+                  "sequences"),
+    (4, 511, 512, "none shorter than 4 digits: the training set holds 511 of the 512 possible "
+                  "shorter sequences"),
+    (3, 0, 0, "the shortest has 3 digits, as in training")])
+def test_shortest_test_says_what_the_training_set_holds(test_min, seen, possible, words):
+    assert v.shortest_test(test_min, 3, seen, possible) == words
+    with pytest.raises(ValueError):
+        v.shortest_test(2, 3, 0, 0)
+    with pytest.raises(ValueError):
+        v.shortest_test(4, 3, 513, 512)
+
+
+def test_times_as_long_here_drops_only_the_machine():
+    assert v.times_as_long_here(1.2, 1.0, "stepping", "one call") == (
+        "stepping took 1.2 times as long as one call")
+    assert v.times_as_long_here(1.0, 1.0, "stepping", "one call") == (
+        "stepping took about as long as one call")
 
 
 @pytest.mark.parametrize("lo, hi, words", [

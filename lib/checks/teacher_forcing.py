@@ -1,18 +1,14 @@
 """Checkers for the exercises of "Teacher forcing".
 
-    check_shift(make_decoder_io)         target id lists -> (tgt_in, tgt_out), as lib.data.collate
-    check_reversed_shift(make_reversed_io)  the same for a decoder that writes right to left
-    check_forced_loss(forced_loss)       the teacher-forced loss in ONE decoder call, equal to
-                                         the loss of stepping the decoder token by token
-    check_exposure_gap(exposure_gap)     free-run loss minus forced loss, as a measurement
+    check_reversed_shift(make_reversed_io)  target id lists -> (tgt_in, tgt_out) for a decoder
+                                            that writes right to left
     check_schedule(inverse_sigmoid, k, steps)  the inverse-sigmoid schedule, 0.5 mid-run
     check_error_after_error(error_after_error)  wrong-after-wrong and wrong-after-right rates
 
 Each checker runs the learner's function on several cases, compares it with the reference
-(`lib.data.collate`, a stepping loop, `lib.train.batch_loss`) and recognises the usual mistakes
-(no shift, <eos> fed as an input, padding reversed to the front, padding in the loss, the gap's
-sign, <pad> after <eos> counted as right, joint instead of conditional
-rates...).
+(`lib.data.collate` of the reversed targets, Bengio et al.'s formula, greedy decoding) and
+recognises the usual mistakes (no shift, <eos> fed as an input, padding reversed to the front,
+a rising schedule, <pad> after <eos> counted as right, joint instead of conditional rates...).
 """
 
 from __future__ import annotations
@@ -23,16 +19,14 @@ import math
 import torch
 
 from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
-from lib.data import EOS, PAD, SOS, SPECIALS, collate, make_batches, pad
-from lib.experiments import toy
+from lib.data import EOS, PAD, SOS, collate, make_batches, pad
 from lib.experiments.reversal import reversal_examples, reversal_model
-from lib.head import masked_cross_entropy
 from lib.search import greedy
 from lib.train import batch_loss
 from lib.validate import is_int
 
 # ---------------------------------------------------------------------------------------------
-# make_decoder_io(targets: list[list[int]]) -> (tgt_in (B, T), tgt_out (B, T))
+# make_reversed_io(targets: list[list[int]]) -> (tgt_in (B, T), tgt_out (B, T))
 # ---------------------------------------------------------------------------------------------
 
 SHIFT_CASES = [
@@ -75,13 +69,13 @@ def _reversal_mistakes(targets: list[list[int]]) -> dict[str, tuple[torch.Tensor
     }
 
 
-def _shift_case(fn, targets: list[list[int]], reverse: bool = False) -> str:
+def _shift_case(fn, targets: list[list[int]]) -> str:
     # the source does not matter here; a right-to-left decoder writes each target backwards
-    ref = collate([([4], t[::-1] if reverse else t) for t in targets])
+    ref = collate([([4], t[::-1]) for t in targets])
     B, T = ref.tgt_in.shape
     got = call(fn, [list(t) for t in targets], names=("targets",))  # fresh: SHIFT_CASES stays
-    tgt_in, tgt_out = _as_pair(got, "make_reversed_io" if reverse else "make_decoder_io")
-    if reverse and not (torch.equal(tgt_in, ref.tgt_in) and torch.equal(tgt_out, ref.tgt_out)):
+    tgt_in, tgt_out = _as_pair(got, "make_reversed_io")
+    if not (torch.equal(tgt_in, ref.tgt_in) and torch.equal(tgt_out, ref.tgt_out)):
         for why, (w_in, w_out) in _reversal_mistakes(targets).items():
             if (tgt_in.shape == w_in.shape and tgt_out.shape == w_out.shape
                     and torch.equal(tgt_in, w_in) and torch.equal(tgt_out, w_out)):
@@ -121,14 +115,8 @@ def _shift_case(fn, targets: list[list[int]], reverse: bool = False) -> str:
             b, t = (int(i) for i in bad[0])
             raise Mismatch(f"{label}[{b}, {t}] is {int(x[b, t])}, expected {int(r[b, t])} "
                            f"(as lib.data.collate builds it: {r[b].tolist()})")
-    built = "lib.data.collate of the reversed targets" if reverse else "lib.data.collate"
-    return f"{B} target(s), lengths {[len(t) for t in targets]}: equal to {built}"
-
-
-def check_shift(fn) -> CheckResult:
-    """`fn(targets)` turns target id lists (no <sos>/<eos>) into padded (tgt_in, tgt_out)."""
-    return run_checks("decoder inputs and targets, shifted by one",
-                      *[lambda t=t: _shift_case(fn, t) for t in SHIFT_CASES])
+    return (f"{B} target(s), lengths {[len(t) for t in targets]}: equal to lib.data.collate "
+            f"of the reversed targets")
 
 
 def check_reversed_shift(fn) -> CheckResult:
@@ -136,147 +124,8 @@ def check_reversed_shift(fn) -> CheckResult:
     return run_checks("a right-to-left decoder's inputs and targets",
                       # padded cases first: there a flipped tensor and a sentence reversed
                       # with its <sos>/<eos> differ, so the message can name which it was
-                      *[lambda t=t: _shift_case(fn, t, reverse=True)
+                      *[lambda t=t: _shift_case(fn, t)
                         for t in SHIFT_CASES[1:] + SHIFT_CASES[:1]])
-
-
-# ---------------------------------------------------------------------------------------------
-# forced_loss(model, batch) -> scalar: teacher forcing in one call
-# ---------------------------------------------------------------------------------------------
-
-
-# tiny_model(seed): a small random Seq2Seq on one made-up vocabulary `w0 w1 …` (12 tokens with
-# the specials; fast, enough for losses).
-tiny_model = functools.partial(toy.tiny_model, shared_words=12 - len(SPECIALS))
-
-
-def stepping_loss(model, batch, reduction: str = "mean") -> torch.Tensor:
-    """The reference: step the decoder one token at a time, feeding the true previous token."""
-    _, state, context = model.encode(batch.src, batch.src_lengths)  # (L, B, H), (B, H)
-    steps = []
-    for t in range(batch.tgt_in.size(1)):
-        logits, state = model.decoder.step(batch.tgt_in[:, t], state, context)  # (B, V)
-        steps.append(logits)
-    return masked_cross_entropy(torch.stack(steps, dim=1), batch.tgt_out,
-                                reduction=reduction)  # (B, T, V) vs (B, T)
-
-
-def _batches() -> list:
-    return [
-        collate([([4, 5, 6], [5, 6, 7])]),  # one sentence, no padding
-        collate([([4, 5, 6, 7], [5, 6, 7, 8, 9]), ([8], [10]), ([9, 10], [6, 11])]),
-    ]
-
-
-def _forced_case(fn, seed: int, batch) -> str:
-    model = tiny_model(seed)
-    calls = []
-    hook = model.decoder.rnn.register_forward_hook(lambda *a: calls.append(1))
-    try:
-        got = call(fn, model, batch, names=("model", "batch"))
-    finally:
-        hook.remove()
-    if not torch.is_tensor(got):
-        raise Mismatch(f"return the loss as a tensor, got {type(got).__name__}")
-    if got.numel() != 1:
-        raise Mismatch(f"return one number (the mean over real target tokens), got a tensor "
-                       f"of shape {tuple(got.shape)}")
-    got = float(got.detach())
-    with torch.no_grad():
-        expected = float(stepping_loss(model, batch))
-        summed = float(stepping_loss(model, batch, "sum"))
-        logits = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
-        unmasked = float(torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.size(-1)), batch.tgt_out.reshape(-1)))
-        fed_out = float(masked_cross_entropy(
-            model(batch.src, batch.src_lengths, batch.tgt_out), batch.tgt_out))
-
-    def near(a, b):
-        return abs(a - b) <= 1e-4 * max(1.0, abs(b))
-
-    if not near(got, expected):
-        has_pad = bool((batch.tgt_out == PAD).any())
-        if near(got, fed_out):
-            raise Mismatch("you fed tgt_out to the decoder: it must read tgt_in (<sos> y1 .. "
-                           "yn) and predict tgt_out (y1 .. yn <eos>); reading the token it "
-                           "must predict is cheating, and the loss is far too low")
-        if near(got, summed) and batch.n_tokens > 1:
-            raise Mismatch(f"your loss {got:.4f} is the SUM over the {batch.n_tokens} real "
-                           f"tokens; return the mean per real token, {expected:.4f}")
-        if has_pad and near(got, unmasked):
-            raise Mismatch("<pad> positions are counted in your loss: mask them out (e.g. "
-                           "lib.head.masked_cross_entropy, or ignore_index=PAD)")
-        raise Mismatch(f"your loss is {got:.6f}; stepping the decoder with the true previous "
-                       f"tokens gives {expected:.6f}")
-    if len(calls) > 1:
-        raise Mismatch(f"the value is right, but you called the decoder GRU {len(calls)} "
-                       f"times: with teacher forcing every input is known in advance, so one "
-                       f"call over the whole of tgt_in does it")
-    return (f"batch of {batch.src.size(0)} (target length {batch.tgt_in.size(1)}): "
-            f"{got:.4f} in one GRU call, equal to stepping")
-
-
-def check_forced_loss(fn) -> CheckResult:
-    """`fn(model, batch)`: teacher-forced mean loss per real token, computed in one call."""
-    return run_checks("teacher-forced loss in one call",
-                      *[lambda s=s, b=b: _forced_case(fn, s, b)
-                        for s, b in enumerate(_batches())])
-
-
-# ---------------------------------------------------------------------------------------------
-# exposure_gap(model, batch) -> free-run loss minus forced loss, per real target token
-# ---------------------------------------------------------------------------------------------
-
-
-def _gap_case(fn, model, batch, label: str) -> str:
-    got = call(fn, model, batch, names=("model", "batch"), where=label)
-    if torch.is_tensor(got):
-        if got.numel() != 1:
-            raise Mismatch(f"{label}: return one number (free-run loss minus forced loss), got "
-                           f"a tensor of shape {tuple(got.shape)}")
-        if got.requires_grad:
-            raise Mismatch(f"{label}: your gap carries a gradient graph. It is a measurement, "
-                           f"not a training step: compute it under torch.no_grad()")
-        got = float(got)
-    if isinstance(got, bool) or not isinstance(got, (int, float)):
-        raise Mismatch(f"{label}: return a number (or a scalar tensor), got "
-                       f"{type(got).__name__}")
-    with torch.no_grad():
-        forced = float(batch_loss(model, batch, teacher_forcing=1.0))
-        free = float(batch_loss(model, batch, teacher_forcing=0.0))
-
-    def near(value):
-        return abs(got - value) <= 1e-4 * max(1.0, abs(value))
-
-    if near(free - forced):
-        return f"{label}: free run {free:.3f} - forced {forced:.3f} = {got:.3f}"
-    for value, why in (
-            (forced - free, "the sign: the gap is the free-run loss MINUS the forced loss, "
-                            "positive when the model does worse after its own prefixes"),
-            (free, "you returned the free-run loss alone; subtract the forced loss"),
-            (forced, "you returned the forced loss alone; the gap is free-run minus forced"),
-            (0.0, "your gap is 0: both losses fed the reference. A free run feeds the model's "
-                  "own predictions: teacher_forcing=0.0")):
-        if near(value):
-            raise Mismatch(f"{label}: {why}")
-    raise Mismatch(f"{label}: you returned {got:.5g}; the free-run loss {free:.5g} minus the "
-                   f"forced loss {forced:.5g} is {free - forced:.5g} (lib.train.batch_loss with "
-                   f"teacher_forcing 0.0 and 1.0)")
-
-
-def check_exposure_gap(fn) -> CheckResult:
-    """`fn(model, batch)`: free-run loss minus teacher-forced loss per real target token."""
-    cases = []
-    for seed in (0, 1):
-        model = reversal_model(seed)
-        model.eval()
-        with torch.no_grad():  # untrained weights, made peaked: the two regimes then differ
-            for p in model.parameters():
-                p.mul_(3.0)
-        batch = collate(reversal_examples(6, seed=seed))
-        cases.append(lambda m=model, b=batch, s=seed: _gap_case(
-            fn, m, b, f"a random model (seed {s}) on {b.src.size(0)} reversal pairs"))
-    return run_checks("exposure gap", *cases)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,22 @@
 """The sentences of the teacher-forcing chapter (book/teacher_forcing.md): timings of a part
-against its whole, the exposure-bias experiment and its rewording control, and the rankings of
-the ratio experiment's runs (by exact match, by loss, at every checkpoint)."""
+against its whole, the exposure-bias experiment and its rewording control, the ratio
+experiment's test set and the rankings of its runs (by exact match, by loss, at every
+checkpoint)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from lib.course.verdicts import wording
+
+_HERE = "the machine that built this page"
+
+
+def times_as_long_here(slow: float, fast: float, what: str = "", than: str = "") -> str:
+    """`wording.times_as_long` without its machine clause: 'stepping took 1.2 times as long as
+    one call', for a second timing in a sentence whose first one names the machine."""
+    return wording.times_as_long(slow, fast, what, than, _HERE).removesuffix(f" on {_HERE}")
 
 
 def part_within_whole(sentence: str, part: float, whole: float, part_name: str,
@@ -58,17 +69,35 @@ def beyond_rewording(lo: float, hi: float) -> str:
 def forced_confidence(p_forced: float, p_plain: float, tolerance: float = 0.02) -> str:
     """The step-through's two geometric-mean probabilities of the tokens after step 1: after
     a forced wrong first token, and in the model's own unforced translation. One sentence
-    saying which way they differ (within `tolerance`, about as sure). The chapter picks a
-    sentence whose wrong token is not the model's own greedy first token."""
+    saying which way they differ (within `tolerance`, about as sure), scoped to this one
+    sentence: the chapter picks it as the one, among a few worst cases, whose forced
+    continuation the model is least sure of, so it says nothing of sentences in general."""
     for p in (p_forced, p_plain):
         if not 0 <= p <= 1:
             raise ValueError(f"probabilities must lie in [0, 1], got {p!r}")
     if p_forced < p_plain - tolerance:
-        return ("It is less sure how to go on with a sentence it would not have started "
-                "greedily")
+        return ("On this sentence, chosen for that low confidence, the model is less sure how "
+                "to go on than in its own translation")
     if p_forced > p_plain + tolerance:
-        return "Here it is surer of its continuation after the forced token than without it"
-    return "It is about as sure of its continuation either way"
+        return ("Even on this sentence, chosen for its low confidence, the model is surer of "
+                "its continuation after the forced token than without it")
+    return ("On this sentence, chosen for its low confidence, the model is about as sure of "
+            "its continuation either way")
+
+
+def shortest_test(test_min_len: int, min_len: int, seen_shorter: int,
+                  possible_shorter: int) -> str:
+    """The clause on the reversal test set's shortest sequence (test sequences are those the
+    training set does not contain): when it is longer than the shortest length drawn, how many
+    of the possible shorter sequences the training set holds, so that the reader sees why."""
+    if not min_len <= test_min_len or not 0 <= seen_shorter <= possible_shorter:
+        raise ValueError(f"need min_len <= test_min_len and 0 <= seen <= possible, got "
+                         f"{min_len}, {test_min_len}, {seen_shorter}, {possible_shorter}")
+    if test_min_len == min_len:
+        return f"the shortest has {test_min_len} digits, as in training"
+    held = ("all" if seen_shorter == possible_shorter else f"{seen_shorter:,} of the")
+    return (f"none shorter than {test_min_len} digits: the training set holds {held} "
+            f"{possible_shorter:,} possible shorter sequences")
 
 
 def rewording_change(lo: float, hi: float) -> str:
