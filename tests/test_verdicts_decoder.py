@@ -71,9 +71,9 @@ NO_HELP = "this run does not show that feeding the context helps"
                                 f"seed a model of about its size does not close the gap"),
     # the fed context within noise of the wider one: what the wider one does against the narrow
     # one decides whether size is a rival explanation or the control says nothing
-    ((60, 5), (20, 17), (55, 10), f"{LEAD}; so does the wider model without it, within that "
-                                  f"noise of the fed one: this run cannot credit the gap to "
-                                  f"wiring over size"),
+    ((60, 5), (20, 17), (55, 10), f"{LEAD}; the wider model without it also does, level with "
+                                  f"the fed one within that noise: this run cannot tell wiring "
+                                  f"from size"),
     ((60, 5), (20, 17), (20, 17), f"{LEAD}; the wider model without it is within that noise of "
                                   f"both: the size control is inconclusive"),
     ((60, 5), (20, 17), (5, 60), f"{LEAD}; the wider model without it is within that noise of "

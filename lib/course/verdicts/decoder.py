@@ -96,8 +96,8 @@ def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
         return (f"{lead}, but the wider model without it beats the fed context beyond that "
                 f"noise: on this seed the wiring is not what wins")
     if wide_off > 0:
-        return (f"{lead}; so does the wider model without it, within that noise of the fed "
-                f"one: this run cannot credit the gap to wiring over size")
+        return (f"{lead}; the wider model without it also does, level with the fed one "
+                f"within that noise: this run cannot tell wiring from size")
     if wide_off == 0:
         return (f"{lead}; the wider model without it is within that noise of both: the size "
                 f"control is inconclusive")
