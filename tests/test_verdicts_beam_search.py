@@ -118,3 +118,25 @@ def test_alpha1_note_gives_both_rates_and_a_cause_only_with_more_misses():
                            "against 2.5 % at α = 0: the beam keeps")
     assert v.alpha1_note(1.7, 20.0) == ("With α = 1 the beam of five misses the normalised "
                                         "optimum for 1.7 %, against 20.0 % at α = 0")
+
+
+def test_example_choice_says_how_the_example_was_picked():
+    assert v.example_choice(True, 0.5) == ("one of them, the shortest with no <unk>, a gain over "
+                                           "0.5 and the same output at k = 3")
+    fallback = v.example_choice(False, 0.5)
+    assert fallback.startswith("the sentence with no <unk> and the largest gain")
+    assert "none with a gain over 0.5" in fallback
+
+
+@pytest.mark.parametrize("gain, gains, text", [
+    (3.45, [0.2, 0.4, 3.45], "a gain of 3.45, 8.6 times the median gain of the 3 improved "
+                             "sentences"),
+    (3.0, [0.1, 0.2, 0.3, 3.0], "a gain of 3.00, 12 times the median gain of the 4 improved "
+                                "sentences"),
+    (0.5, [0.4, 0.5, 0.6], "a gain of 0.50, near the median gain (0.50) of the 3 improved "
+                           "sentences"),
+    (0.1, [0.1, 0.5, 0.6], "a gain of 0.10, below the median gain (0.50) of the 3 improved "
+                           "sentences"),
+    (-0.2, [], "a gain of -0.20; the beam improved no sentence")])
+def test_gain_note_places_the_example_against_the_median(gain, gains, text):
+    assert v.gain_note(gain, gains) == text

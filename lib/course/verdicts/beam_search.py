@@ -175,3 +175,32 @@ def alpha1_note(a1_pct: float, a0_pct: float, beam: str = "the beam of five") ->
         return (f"{head}: the beam keeps the best raw log-probabilities, while the answer is "
                 f"ranked by the normalised score")
     return head
+
+
+def example_choice(found: bool, min_gain: float) -> str:
+    """How the chapter's example sentence was chosen among the test sentences: `found` when
+    some sentence with no <unk> gains over min_gain in log P with the same output at k = 3 (the
+    shortest of them is the example), else the fallback, the largest gain with no <unk>."""
+    if found:
+        return (f"one of them, the shortest with no <unk>, a gain over {min_gain:g} and the "
+                f"same output at k = 3")
+    return (f"the sentence with no <unk> and the largest gain (none with a gain over "
+            f"{min_gain:g} has the same output at k = 3)")
+
+
+def gain_note(gain: float, gains_better: Sequence[float]) -> str:
+    """The example's gain in log P against the median gain of the sentences the beam improved
+    (`gains_better`, each above zero): how typical the example is."""
+    head = f"a gain of {gain:.2f}"
+    if not gains_better:
+        return f"{head}; the beam improved no sentence"
+    ordered = sorted(gains_better)
+    n, mid = len(ordered), len(ordered) // 2
+    median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    ratio = gain / median
+    if ratio >= 1.5:
+        times = f"{ratio:.1f}" if ratio < 10 else f"{ratio:.0f}"
+        return f"{head}, {times} times the median gain of the {n} improved sentences"
+    if ratio > 1 / 1.5:
+        return f"{head}, near the median gain ({median:.2f}) of the {n} improved sentences"
+    return f"{head}, below the median gain ({median:.2f}) of the {n} improved sentences"
