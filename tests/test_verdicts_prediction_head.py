@@ -47,23 +47,61 @@ def test_sweep_gains_rejects_what_it_cannot_weigh():
 
 def test_two_way_choice_says_two_words_only_when_they_hold_most_of_it():
     text = v.two_way_choice("Tu", 0.45, "Vous", 0.44)
-    assert "«Tu» gets 0.45 and «Vous» 0.44" in text and "89 %" in text
+    assert "«Tu» gets 0.450 and «Vous» 0.440" in text and "89%" in text
     assert "choice between two words" in text
     spread = v.two_way_choice("il", 0.30, "elle", 0.20)
-    assert "only 50 % between them" in spread and "choice between two" not in spread
-    # the share is that of the printed parts: 0.50 + 0.46 = 96 %, not 0.504 + 0.456 = 95.9 %
-    assert "«vous» gets 0.50 and «tu» 0.46: 96 %" in v.two_way_choice("vous", 0.504, "tu", 0.456)
+    assert "only 50% between them" in spread and "choice between two" not in spread
+    # three decimals: a favourite picked as below even odds does not print as 0.50
+    assert v.two_way_choice("vous", 0.4987, "tu", 0.4412).startswith(
+        "«vous» gets 0.499 and «tu» 0.441: 94% of the probability")
+    assert "«vous» gets 0.504 and «tu» 0.455: 96%" in v.two_way_choice("vous", 0.5044,
+                                                                       "tu", 0.4554)
     with pytest.raises(ValueError):
         v.two_way_choice("a", 0.2, "b", 0.3)  # the second is more likely than the first
+
+
+def test_timed_pads_says_whether_padding_is_in_the_ratio():
+    assert v.timed_pads(0.0) == ("This batch has no pad positions, so none of that ratio comes "
+                                 "from padding")
+    assert v.timed_pads(41.2) == ("Part of that ratio comes from the batch's 41% of pad "
+                                  "positions, which the full head, as in training, runs on and "
+                                  "the shortlist skips")
+    with pytest.raises(ValueError):
+        v.timed_pads(120.0)
+
+
+@pytest.mark.parametrize("lo, hi, words", [(0.90, 0.95, "the bar that holds that optimum, 0.90"),
+                                           (0.95, 1.00, "above that optimum, 0.90"),
+                                           (0.85, 0.90, "below that optimum, 0.90")])
+def test_fullest_bar_places_the_bar_against_the_optimum(lo, hi, words):
+    assert v.fullest_bar(lo, hi, 0.9001) == words
+    with pytest.raises(ValueError):
+        v.fullest_bar(0.95, 0.90, 0.9)
+
+
+@pytest.mark.parametrize("wrong, low, words", [
+    (48, 43, "usually too low, but not always: here 48 of the 64 references are scored wrong, "
+             "43 too low and 5 too high"),
+    (10, 10, "too low: here 10 of the 64 references are scored wrong, all of them too low"),
+    (10, 0, "too high: here 10 of the 64 references are scored wrong, all of them too high"),
+    (10, 3, "more often too high than too low: here 10 of the 64 references are scored wrong, "
+            "3 too low and 7 too high"),
+    (10, 5, "as often too high as too low: here 10 of the 64 references are scored wrong, 5 too "
+            "low and 5 too high"),
+    (0, 0, "neither here: all 64 references are scored right")])
+def test_wrong_scores_answers_too_high_or_too_low_from_the_counts(wrong, low, words):
+    assert v.wrong_scores(wrong, low, 64) == words
+    with pytest.raises(ValueError):
+        v.wrong_scores(3, 4, 64)
 
 
 def test_unsure_spread_names_unk_and_a_thin_spread():
     text = v.unsure_spread(["<unk>", "méjugé", "donné"], [0.03, 0.03, 0.02])
     assert text == ("its favourite words are «<unk>» 0.03, «méjugé» 0.03, «donné» 0.02, and the "
-                    "3 most likely words hold 8 % of the probability together; the favourite is "
+                    "3 most likely words hold 8% of the probability together; the favourite is "
                     "<unk>, the unknown-word token: the probability is spread thin")
     sure = v.unsure_spread(["chat", "chien"], [0.45, 0.40])
-    assert "<unk>" not in sure and "spread thin" not in sure and "85 %" in sure
+    assert "<unk>" not in sure and "spread thin" not in sure and "85%" in sure
     with pytest.raises(ValueError, match="sorted"):
         v.unsure_spread(["a", "b"], [0.1, 0.2])
     with pytest.raises(ValueError, match="one probability per word"):
@@ -105,9 +143,9 @@ def test_calibration_pooled_follows_the_count_against_its_spread(right, k, end):
 
 @pytest.mark.parametrize("sampled, words", [
     (0.33, "the drawn words, standing in for the words outside the list, close most of the 0.060 "
-           "nats between the list alone and all words (67 %)"),
+           "nats between the list alone and all words (67%)"),
     (0.30, "the drawn words, standing in for the words outside the list, close only part of the "
-           "0.060 nats between the list alone and all words (17 %)"),
+           "0.060 nats between the list alone and all words (17%)"),
     (0.37, "0.020 nats above the loss over all words, nearer to it than the list alone, 0.060 "
            "below: the drawn words stand in for the words outside the list, with this draw's "
            "noise"),

@@ -61,16 +61,17 @@ def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float], clear: flo
 def two_way_choice(first: str, p_first: float, second: str, p_second: float,
                    together: float = 0.8) -> str:
     """An unsure step described by its two favourite words: a choice between two words when
-    they hold at least `together` of the probability between them, a wider spread otherwise."""
+    they hold at least `together` of the probability between them, a wider spread otherwise.
+    Three decimals, so that a favourite just below even odds does not read as 0.50."""
     if not 0 <= p_second <= p_first <= 1:
         raise ValueError(f"need 0 <= p_second <= p_first <= 1, got {p_first!r}, {p_second!r}")
     # the share from the two numbers as printed, so that the parts add up to it
-    both = round(p_first, 2) + round(p_second, 2)
-    head = (f"«{first}» gets {p_first:.2f} and «{second}» {p_second:.2f}")
+    both = round(p_first, 3) + round(p_second, 3)
+    head = (f"«{first}» gets {p_first:.3f} and «{second}» {p_second:.3f}")
     if both >= together:
-        return (f"{head}: {100 * both:.0f} % of the probability between them, a choice between "
+        return (f"{head}: {100 * both:.0f}% of the probability between them, a choice between "
                 f"two words rather than ignorance")
-    return (f"{head}, only {100 * both:.0f} % between them: the rest is spread over other "
+    return (f"{head}, only {100 * both:.0f}% between them: the rest is spread over other "
             f"words")
 
 
@@ -85,7 +86,7 @@ def unsure_spread(words: Sequence[str], probs: Sequence[float], unk: str = "<unk
     listed = ", ".join(f"«{w}» {p:.2f}" for w, p in zip(words[:3], probs[:3]))
     mass = sum(probs)
     text = (f"its favourite words are {listed}, and the {len(words)} most likely words hold "
-            f"{100 * mass:.0f} % of the probability together")
+            f"{100 * mass:.0f}% of the probability together")
     if words[0] == unk:
         text += f"; the favourite is {unk}, the unknown-word token"
     if mass < 0.5:
@@ -119,7 +120,50 @@ def drawn_words_gap(full: float, listed: float, sampled: float) -> str:
     closed = 100 * (1 - left / gap)
     how = "most" if closed >= 50 else "only part"
     return (f"the drawn words, standing in for the words outside the list, close {how} of the "
-            f"{gap:.3f} nats between the list alone and all words ({closed:.0f} %)")
+            f"{gap:.3f} nats between the list alone and all words ({closed:.0f}%)")
+
+
+def timed_pads(pad_share: float) -> str:
+    """What padding adds to the timed ratio of the full head to the shortlist: the full head,
+    as training runs it, reads every position, pads included; the shortlist reads real ones
+    only. `pad_share` is the batch's share of pad positions, in percent. A sentence."""
+    if not 0 <= pad_share <= 100:
+        raise ValueError(f"a share of positions must be in [0, 100], got {pad_share!r}")
+    if pad_share < 0.5:
+        return "This batch has no pad positions, so none of that ratio comes from padding"
+    return (f"Part of that ratio comes from the batch's {pad_share:.0f}% of pad positions, which "
+            f"the full head, as in training, runs on and the shortlist skips")
+
+
+def fullest_bar(lo: float, hi: float, optimum: float) -> str:
+    """Where the histogram's fullest bar of P(top), [lo, hi), lies against `optimum`, the
+    reference word's probability at which the smoothed loss is lowest (1 - eps + eps / |S|)."""
+    if not 0 <= lo < hi <= 1:
+        raise ValueError(f"need 0 <= lo < hi <= 1, got {lo!r}, {hi!r}")
+    if lo <= optimum < hi:
+        return f"the bar that holds that optimum, {optimum:.2f}"
+    return f"{'above' if lo > optimum else 'below'} that optimum, {optimum:.2f}"
+
+
+def wrong_scores(wrong: int, too_low: int, n: int) -> str:
+    """Whether a scorer that feeds the model's own argmax scores references too high or too
+    low: `wrong` of `n` references scored wrong, `too_low` of them below the right score."""
+    if not 0 <= too_low <= wrong <= n:
+        raise ValueError(f"need 0 <= too_low <= wrong <= n, got {(too_low, wrong, n)!r}")
+    too_high = wrong - too_low
+    if wrong == 0:
+        return f"neither here: all {n:,} references are scored right"
+    here = f"here {wrong:,} of the {n:,} references are scored wrong"
+    if too_high == 0:
+        return f"too low: {here}, all of them too low"
+    if too_low == 0:
+        return f"too high: {here}, all of them too high"
+    both = f"{here}, {too_low:,} too low and {too_high:,} too high"
+    if too_low > too_high:
+        return f"usually too low, but not always: {both}"
+    if too_high > too_low:
+        return f"more often too high than too low: {both}"
+    return f"as often too high as too low: {both}"
 
 
 def calibration_noise(groups: Sequence[tuple[float, float, int]], z: float = 2.0) -> str:
