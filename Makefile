@@ -148,8 +148,7 @@ $(SITE_STAMP): $(NPM_STAMP) $(SITE_INPUTS) | reference playground
 
 # pytest collects tests/test_colab.py too: `make test` runs the Colab-like test as well. Two
 # processes (pytest-xdist), each given whole files: most of the slow tests wait on a browser, a
-# kernel or a server, so two of them share two cores well; tests/conftest.py hands out the
-# longest files first.
+# kernel or a server, so two of them share two cores well.
 test: setup chromium playground $(SITE_STAMP) release notebooks
 	COURSE_REQUIRE_SITE=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=20
 

@@ -54,16 +54,8 @@ def with_attention(model, attention: bool = True, max_len: int = 100, seed: int 
     return copy.to(model.device)
 
 
-# The files that take minutes, longest first: `make test` hands whole files to two processes
-# (pytest -n 2 --dist loadfile) in the order collected, and one started last would run alone.
-LONGEST_FIRST = ("test_colab.py", "test_frontends.py", "test_playground.py", "test_live_views.py")
-
-
 def pytest_collection_modifyitems(items):
-    """Mark each test by what its fixtures need: Chromium (`browser`), the built site (`slow`);
-    put the LONGEST_FIRST files first (a stable sort: the rest keep their order)."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    """Mark each test by what its fixtures need: Chromium (`browser`), the built site (`slow`)."""
     for item in items:
         needs = set(getattr(item, "fixturenames", ()))
         if "browser" in needs:

@@ -336,6 +336,17 @@ def test_growth_reading_claims_growth_only_when_the_interval_is_above_zero():
         v.growth_reading(5.0, 6.0, 7.0, "x")
 
 
+def test_flat_step_reading_calls_a_slope_drift():
+    assert v.flat_step_reading(-0.21, -0.38, -0.05).startswith(
+        "The fixed-vector step never reads S, yet its line slopes (-0.21 µs per source token, "
+        "95 % interval -0.38 to -0.05): the machine's drift")
+    assert v.flat_step_reading(0.1, -0.2, 0.4) == (
+        "The fixed-vector step, which never reads S, shows no slope (+0.10 µs per source token, "
+        "95 % interval -0.20 to +0.40)")
+    with pytest.raises(ValueError, match="must lie in its interval"):
+        v.flat_step_reading(1.0, 0.0, 0.5)
+
+
 def test_against_count_follows_the_ratio_and_the_interval():
     far = v.against_count(100.0, 55.0, 137.0, 3.3)
     assert far == ("17 to 42 times the 3.3 µs per source token that the count predicts, far more "
@@ -450,7 +461,7 @@ def test_length_range_refuses_a_range_that_is_not_one(earliest, latest):
 
 def test_size_verdict_follows_the_breaking_lengths():
     text = v.size_verdict({32: 8, 64: 13, 128: 18}, {32: 24, 64: 24}, longest=24)
-    assert "half the time grows with its state (8, 13, 18 digits at 32, 64, 128 units)" in text
+    assert "sequences exactly grows with its state (8, 13, 18 digits at 32, 64, 128 units)" in text
     assert "attention's reaches the longest tested, 24, at every size tried" in text
     assert len(text.split()) <= 40
     flat = v.size_verdict({32: 9, 64: 9}, {32: 20, 64: 24}, longest=24)

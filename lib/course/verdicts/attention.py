@@ -70,8 +70,8 @@ def size_verdict(fixed: dict[int, int], attention: dict[int, int], longest: int)
     else:
         held = "attention's falls short of the longest tested at " + ", ".join(
             f"{h} units ({n})" for h, n in sorted(attention.items()) if n < longest)
-    return (f"The longest length the fixed vector reverses exactly at least half the time "
-            f"{'grows' if grows else 'does not grow'} with its state ("
+    return (f"The longest length up to which the fixed vector reverses at least half the "
+            f"sequences exactly {'grows' if grows else 'does not grow'} with its state ("
             + ", ".join(str(n) for n in f) + f" digits at {units} units); {held}")
 
 
@@ -283,6 +283,21 @@ def growth_reading(slope: float, low: float, high: float, what: str,
                 f"{_figure(-low)})")
     return (f"{what} does not change measurably with the source length ({_figure(slope, True)} "
             f"{unit}, {interval} {_figure(low, True)} to {_figure(high, True)})")
+
+
+def flat_step_reading(slope: float, low: float, high: float,
+                      unit: str = "µs per source token") -> str:
+    """The fitted slope of a step that never reads the source (the fixed-vector step), with its
+    interval: any slope is the machine's drift, not the model's work. A sentence, capitalised,
+    without its full stop."""
+    if not low <= slope <= high:
+        raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
+    span = f"{_figure(slope, True)} {unit}, 95 % interval {_figure(low, True)} to " \
+           f"{_figure(high, True)}"
+    if low <= 0 <= high:
+        return f"The fixed-vector step, which never reads S, shows no slope ({span})"
+    return (f"The fixed-vector step never reads S, yet its line slopes ({span}): the machine's "
+            f"drift, which the attention step's own line carries too")
 
 
 def against_count(slope: float, low: float, high: float, predicted: float,
