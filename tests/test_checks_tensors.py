@@ -349,7 +349,19 @@ def test_reverse_names_off_by_one_dtype_and_in_place():
     r = tensors.check_reverse_padded(lambda src, lengths: reverse_ok(src, lengths).float())
     assert r.done and not r.ok and "torch.long" in str(r)
     r = tensors.check_reverse_padded(in_place)
-    assert r.done and not r.ok and "in place" in str(r)
+    assert r.done and not r.ok and "reversed `src` in place" in str(r)
+    assert "the caller's batch must not change" in str(r)
+
+
+def test_reverse_leaves_the_callers_batch_alone_and_names_other_changes_generically():
+    def changes_lengths(src, lengths):  # a change to `lengths`, not to the batch
+        out = reverse_ok(src, lengths)
+        lengths.zero_()
+        return out
+
+    r = tensors.check_reverse_padded(changes_lengths)
+    assert r.done and not r.ok and "`lengths` in place" in str(r)
+    assert "caller's batch" not in str(r)
 
 
 def test_reverse_skeleton_not_done():
@@ -360,49 +372,58 @@ def test_reverse_skeleton_not_done():
     assert not r.done and "not done yet" in str(r)
 
 
-# --- smallest_min_freq ------------------------------------------------------------------------
+# --- largest_min_freq -------------------------------------------------------------------------
 
 
 def min_freq_ok(train_counts, test_tokens, share):
-    """An independent solution: build the vocabulary with lib.data.Vocab for each min_freq."""
+    """An independent solution: build the vocabulary with lib.data.Vocab for each min_freq,
+    from the largest down."""
     from lib.data import Vocab
 
     sentences = [[tok] * n for tok, n in train_counts.items()]
-    for m in range(1, max(train_counts.values()) + 2):
+    for m in range(max(train_counts.values()) + 1, 0, -1):
         vocab = Vocab.build(sentences, m)
-        if sum(t not in vocab.stoi for t in test_tokens) / len(test_tokens) > share:
+        if sum(t not in vocab.stoi for t in test_tokens) / len(test_tokens) <= share:
             return m
+    return 0
 
 
-def min_freq_with(compare=lambda r, s: r > s, unknown=lambda c, m: c < m, add_test=False):
+def min_freq_with(within=lambda r, s: r <= s, unknown=lambda c, m: c < m, add_test=False,
+                  first_above=False):
     def fn(train_counts, test_tokens, share):
         counts = train_counts + Counter(test_tokens) if add_test else train_counts
         for m in range(1, 100):
             rate = sum(unknown(counts[t], m) for t in test_tokens) / len(test_tokens)
-            if compare(rate, share):
-                return m
+            if not within(rate, share):
+                return m if first_above else m - 1
     return fn
 
 
+def test_min_freq_reference_answers():
+    counts = Counter({"le": 9, "chat": 4, "dort": 2, "noir": 1, "vite": 3, "chien": 6})
+    rare = ["le", "chat", "dort", "dort", "dort", "noir", "zèbre", "le", "chat", "vite", "chien"]
+    assert [min_freq_ok(counts, rare, s) for s in (0.05, 0.1, 0.4, 0.6, 0.99)] == [0, 1, 2, 4, 9]
+
+
 def test_min_freq_accepts_reference_and_a_tensor_int():
-    assert tensors.check_smallest_min_freq(min_freq_ok).ok
-    assert tensors.check_smallest_min_freq(min_freq_with()).ok
-    assert tensors.check_smallest_min_freq(lambda *a: torch.tensor(min_freq_ok(*a))).ok
+    assert tensors.check_largest_min_freq(min_freq_ok).ok
+    assert tensors.check_largest_min_freq(min_freq_with()).ok
+    assert tensors.check_largest_min_freq(lambda *a: torch.tensor(min_freq_ok(*a))).ok
 
 
 def test_min_freq_names_the_usual_slips():
-    r = tensors.check_smallest_min_freq(min_freq_with(unknown=lambda c, m: c <= m))
+    r = tensors.check_largest_min_freq(min_freq_with(unknown=lambda c, m: c <= m))
     assert_rejects(r, "one too small", "not <=")
-    r = tensors.check_smallest_min_freq(min_freq_with(compare=lambda r, s: r >= s))
-    assert_rejects(r, "not *more than*", "not >=")
-    r = tensors.check_smallest_min_freq(min_freq_with(add_test=True))
+    r = tensors.check_largest_min_freq(min_freq_with(within=lambda r, s: r < s))
+    assert_rejects(r, "*at most*", "not <")
+    r = tensors.check_largest_min_freq(min_freq_with(add_test=True))
     assert_rejects(r, "counted the test tokens")
-    r = tensors.check_smallest_min_freq(lambda *a: min_freq_ok(*a) + 1)
-    assert_rejects(r, "one too large")
-    r = tensors.check_smallest_min_freq(lambda *a: float(min_freq_ok(*a)))
+    r = tensors.check_largest_min_freq(min_freq_with(first_above=True))
+    assert_rejects(r, "one too large", "first one above it")
+    r = tensors.check_largest_min_freq(lambda *a: float(min_freq_ok(*a)))
     assert_rejects(r, "as an int")
 
 
 def test_min_freq_skeleton_not_done():
-    r = tensors.check_smallest_min_freq(skeleton)
+    r = tensors.check_largest_min_freq(skeleton)
     assert not r.done and not r.ok

@@ -8,9 +8,9 @@
     check_split_by_key(split_by_key)         a stricter split: sentences with the same key
                                              (e.g. the same words, whatever the punctuation and
                                              capitals) all on one side
-    check_smallest_min_freq(smallest_min_freq)
-                                             the smallest min_freq whose vocabulary leaves more
-                                             than a share of the test tokens unknown
+    check_largest_min_freq(largest_min_freq)
+                                             the largest min_freq whose vocabulary leaves at
+                                             most a share of the test tokens unknown
 
 Each runs the learner's function on small cases, compares it with `lib.data` (or with the rule
 the chapter states) and says in words what differs.
@@ -374,7 +374,15 @@ def _reverse_case(fn, seqs: list[list[int]]) -> str:
     src = pad(seqs)  # (B, T), right-padded
     lengths = torch.tensor([len(s) for s in seqs])  # (B,)
     expected = pad([s[::-1] for s in seqs])  # (B, T)
-    got = call(fn, src.clone(), lengths.clone(), names=("src", "lengths"))
+    given = src.clone()  # the caller's batch: it must come back unchanged
+    try:
+        got = call(fn, given, lengths.clone(), names=("src", "lengths"))
+    except Mismatch:
+        if not torch.equal(given, src):
+            raise Mismatch("you reversed `src` in place: reverse into a copy (src.clone()); "
+                           "the caller's batch must not change, since the training loop "
+                           "still reads batch.src") from None
+        raise
     if not torch.is_tensor(got):
         raise Mismatch(f"return a tensor of shape (B, T) like src, got {type(got).__name__}")
     expect_shape("the reversed batch", got, tuple(src.shape))
@@ -414,8 +422,8 @@ def check_reverse_padded(fn) -> CheckResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# smallest_min_freq(train_counts, test_tokens, share) -> the smallest min_freq whose vocabulary
-# leaves more than `share` of the test tokens unknown
+# largest_min_freq(train_counts, test_tokens, share) -> the largest min_freq whose vocabulary
+# leaves at most `share` of the test tokens unknown
 # ---------------------------------------------------------------------------------------------
 
 
@@ -424,15 +432,20 @@ def _unknown_share(counts, tokens: list[str], min_freq: int) -> float:
     return sum(counts.get(t, 0) < min_freq for t in tokens) / len(tokens)
 
 
-def _first_above(rate, share: float, strict: bool = True) -> int:
-    m = 1
-    while not (rate(m) > share if strict else rate(m) >= share):
+def _last_within(rate, share: float) -> int:
+    """The largest min_freq with rate(min_freq) <= share (0 if even 1 is above it); rate grows
+    with min_freq and reaches 1 > share."""
+    m = 0
+    while rate(m + 1) <= share:
         m += 1
     return m
 
 
 def _min_freq_case(fn, counts: dict, tokens: list[str], share: float) -> str:
-    want = _first_above(lambda m: _unknown_share(counts, tokens, m), share)
+    def rate(m: int) -> float:
+        return _unknown_share(counts, tokens, m)
+
+    want = _last_within(rate, share)
     got = call(fn, Counter(counts), list(tokens), share,
                names=("train_counts", "test_tokens", "share"))
     if hasattr(got, "item"):
@@ -441,38 +454,37 @@ def _min_freq_case(fn, counts: dict, tokens: list[str], share: float) -> str:
         raise Mismatch(f"return min_freq as an int, got {type(got).__name__}: {got!r}")
     if got == want:
         return f"share {share:.0%}: min_freq {want}"
-    rates = ", ".join(f"{m}: {_unknown_share(counts, tokens, m):.0%}"
-                      for m in range(1, max(want, got) + 2))
+    rates = ", ".join(f"{m}: {rate(m):.0%}" for m in range(1, max(want, got) + 2))
     where = f"(share {share:.0%}; unknown test tokens by min_freq: {rates}) "
     with_test = Counter(counts) + Counter(tokens)
-    if got == _first_above(lambda m: _unknown_share(with_test, tokens, m), share):
+    if got == _last_within(lambda m: _unknown_share(with_test, tokens, m), share):
         raise Mismatch(f"{where}you counted the test tokens towards the vocabulary; it is "
                        f"built from the training counts only, so test tokens cannot make "
                        f"themselves known")
-    if got == want - 1 and _unknown_share(counts, tokens, got) == share:
-        raise Mismatch(f"{where}at min_freq {got} exactly {share:.0%} are unknown, which is not "
-                       f"*more than* {share:.0%}: compare with >, not >=")
+    if got == want - 1 and rate(want) == share:
+        raise Mismatch(f"{where}at min_freq {want} exactly {share:.0%} are unknown, which is "
+                       f"*at most* {share:.0%}: compare with <=, not <")
     if got == want - 1:
         raise Mismatch(f"{where}one too small: a token is unknown when seen *fewer* than "
                        f"min_freq times (Vocab.build keeps count >= min_freq): its training "
-                       f"count < min_freq, not <=; and return the first min_freq above the "
-                       f"share, not the last one below it")
+                       f"count < min_freq, not <=")
     if got == want + 1:
-        raise Mismatch(f"{where}one too large: return the first min_freq whose unknown share "
-                       f"is above {share:.0%}, not the one after it")
+        raise Mismatch(f"{where}one too large: at min_freq {got} more than {share:.0%} are "
+                       f"unknown; return the last min_freq within the share, not the first "
+                       f"one above it")
     raise Mismatch(f"{where}expected {want}, got {got}")
 
 
-def check_smallest_min_freq(fn) -> CheckResult:
-    """`fn(train_counts (Counter), test_tokens (list), share)` -> the smallest int min_freq >= 1
-    for which more than `share` of test_tokens are seen fewer than min_freq times in training."""
+def check_largest_min_freq(fn) -> CheckResult:
+    """`fn(train_counts (Counter), test_tokens (list), share < 1)` -> the largest int min_freq
+    for which at most `share` of test_tokens are seen fewer than min_freq times in training."""
     counts = {"le": 9, "chat": 4, "dort": 2, "noir": 1, "vite": 3, "chien": 6}
     rare = ["le", "chat", "dort", "dort", "dort", "noir", "zèbre", "le", "chat", "vite", "chien"]
     common = ["le", "chat", "dort", "noir", "zèbre", "le", "chat", "le", "vite", "le", "noir",
               "vite"]  # at min_freq 2 exactly 25 % unknown
     return run_checks(
-        "smallest_min_freq",
-        lambda: _min_freq_case(fn, counts, rare, 0.4),
-        lambda: _min_freq_case(fn, counts, common, 0.25),
-        lambda: _min_freq_case(fn, counts, rare, 0.05),
+        "largest_min_freq",
+        lambda: _min_freq_case(fn, counts, rare, 0.4),  # min_freq 2
+        lambda: _min_freq_case(fn, counts, common, 0.25),  # 2, where the share is exact
+        lambda: _min_freq_case(fn, counts, rare, 0.6),  # 4
     )
