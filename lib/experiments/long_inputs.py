@@ -3,10 +3,10 @@ trained from scratch side by side on joined sentences, then scored by source len
 
 Both have the same small size (one GRU layer of 128 units, small enough to train on a CPU; the
 fixed-vector model underfits joined data at this size), seed, data and steps; the only
-difference is the decoder's context: the encoder's last state c at every step, or a new c_t from additive attention
-(`lib.attention`). They train on joined training pairs (`lib.experiments.joined`, 1 to k_max
-sentences each) with the reference model's recipe, and are scored greedily on the 2,000 single
-test sentences and on the chapter's joined test sources.
+difference is the decoder's context: the encoder's last state c at every step, or a new c_t from
+additive attention (`lib.attention`). They train on joined training pairs
+(`lib.experiments.joined`, 1 to k_max sentences each) with the reference model's recipe, and are
+scored greedily on the 2,000 single test sentences and on the chapter's joined test sources.
 
     runs = cached_runs(MODELS)              # {"fixed vector": {...}, "attention": {...}}
     runs["attention"]["hypotheses"]         # greedy outputs for test_groups(config)
