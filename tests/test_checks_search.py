@@ -241,9 +241,10 @@ def test_beam_search_reference_is_exhaustive_when_k_keeps_everything():
         assert checks.beam_search_reference(model, s, n, 3, 4)[0] != ids or seed == 5
         g = [i for i in greedy(model, s, n, max_len=4)[0].tolist() if i != PAD]
         assert checks.beam_search_reference(model, s, n, 1, 4)[0] == g
-    # the checker's message: k = 2000 holds every live prefix before the last step (7^3 = 343)
+    # the checker's message: k = 2000 exceeds the candidates of every step before the last
+    # (7^2 live prefixes times 8 tokens = 392), not those of the last step (7^3 * 8 = 2744)
     continuing = len(model.tgt_vocab) - len(NEVER_GENERATED) - 1
-    assert continuing ** 3 == 343 < 2000 < (continuing + 1) * continuing ** 3
+    assert continuing ** 2 * (continuing + 1) == 392 < 2000 < (continuing + 1) * continuing ** 3
     table = TableModel(walkthrough_table())
     ids, score = checks.beam_search_reference(table, *table.inputs(), 2000, 3)
     assert ids == table.ids(["A", "<eos>"]) and math.isclose(score, math.log(0.16), rel_tol=1e-6)

@@ -140,3 +140,12 @@ def test_example_choice_says_how_the_example_was_picked():
     (-0.2, [], "a gain of -0.20; the beam improved no sentence")])
 def test_gain_note_places_the_example_against_the_median(gain, gains, text):
     assert v.gain_note(gain, gains) == text
+
+
+def test_worse_intro_explains_a_count_and_allows_none():
+    assert v.worse_intro(4, 400) == (
+        "The course's beam of five found a less likely output than greedy for 4 of the 400 "
+        "held-out sentences. How, if a beam contains greedy's first choice?")
+    none = v.worse_intro(0, 400)
+    assert "for none of the 400 held-out sentences, but it can happen" in none
+    assert "How, if" not in none and none.endswith(".")

@@ -464,10 +464,12 @@ def _beam_on_networks(fn) -> str:
 
 
 def _beam_exhaustive(fn) -> str:
-    """With k larger than the number of hypotheses, the answer of exhaustive search."""
+    """With k at least the candidates of every step before the last, exhaustive search's answer."""
     # Two sentences where beam k = 3 misses the most likely output, 4 tokens at most. 7 tokens
-    # continue a prefix (<unk> and 6 words), so at most 7^3 = 343 prefixes are live before the
-    # last step, fewer than k: the beam holds them all and keeps the best of their candidates.
+    # continue a prefix (<unk> and 6 words) and <eos> ends one, so a step before the last has at
+    # most 7^2 * 8 = 392 candidates, fewer than k: each is among the k best, so every <eos> one
+    # finishes and every other one stays live. The last step's candidates (up to 7^3 * 8 = 2744)
+    # all have the same length, so the best of them finishes whatever k.
     for seed, src in ((3, [8, 9]), (8, [5, 6, 7])):
         model = tiny_model(seed)
         _beam_search_case(fn, f"random network {seed}", model, torch.tensor([src]),
@@ -475,8 +477,8 @@ def _beam_exhaustive(fn) -> str:
     table = TableModel(walkthrough_table())
     _beam_search_case(fn, "the k = 2 walk-through table", table, *table.inputs(), 2000, 3,
                       exhaustive=True)
-    return ("with k = 2000, more than all live prefixes (at most 343), the answer of exhaustive "
-            "search")
+    return ("with k = 2000, more than the candidates of any step before the last (at most 392), "
+            "the answer of exhaustive search")
 
 
 def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int) -> list[int]:

@@ -204,3 +204,14 @@ def gain_note(gain: float, gains_better: Sequence[float]) -> str:
     if ratio > 1 / 1.5:
         return f"{head}, near the median gain ({median:.2f}) of the {n} improved sentences"
     return f"{head}, below the median gain ({median:.2f}) of the {n} improved sentences"
+
+
+def worse_intro(worse: int, n: int) -> str:
+    """Opens "why a beam can return a less likely output than greedy" from the count of such
+    sentences: a puzzle to explain where there are some, a possibility where there are none."""
+    if worse == 0:
+        return (f"The course's beam of five found a less likely output than greedy for none of "
+                f"the {n} held-out sentences, but it can happen, though a beam contains "
+                f"greedy's first choice.")
+    return (f"The course's beam of five found a less likely output than greedy for {worse} of "
+            f"the {n} held-out sentences. How, if a beam contains greedy's first choice?")
