@@ -102,10 +102,10 @@ def test_times_as_long_here_drops_only_the_machine():
                  "as damage, so part of that drop can be rewording"),
     (0.5, 3.0, "a control finds that a rewording that a reference continues raises BLEU here "
                "(one that no reference continues may still lower it)"),
-    (-1.4, 14.8, "a control could not tell whether even a rewording that a reference continues "
-                 "lowers BLEU (its interval includes zero)"),
-    (0.0, 0.0, "a control could not tell whether even a rewording that a reference continues "
-               "lowers BLEU (its interval includes zero)")])
+    (-1.4, 14.8, "a control could not tell whether BLEU counts even a rewording that a "
+                 "reference continues as damage"),
+    (0.0, 0.0, "a control could not tell whether BLEU counts even a rewording that a "
+               "reference continues as damage")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
     """The same interval as rewording_change's, other - right: below zero BLEU counts the
     rewording as damage, above zero it gains."""
@@ -187,19 +187,31 @@ def test_checkpoint_places_says_whether_the_place_holds():
 
 
 @pytest.mark.parametrize("last, words", [
-    ((0.9, 0.8), "all 2 runs scored their best at the last checkpoint, step 300: none had "
-                 "stopped improving, so this ranks the runs at this budget only"),
-    ((0.9, 0.5), "1 of the 2 runs scored their best at the last checkpoint, step 300: they had "
-                 "not stopped improving"),
-    ((0.6, 0.5), "no run scored its best at the last checkpoint, step 300"),
-    ((0.7, 0.6), "no run scored its best"),  # equal to an earlier best is not higher
+    ((0.9, 0.8), "all 2 runs had their best exact share at the last checkpoint, step 300, so "
+                 "none had stopped improving by that measure. This ranks the runs at this "
+                 "budget only"),
+    ((0.9, 0.5), "1 of the 2 runs had their best exact share at the last checkpoint, step 300, "
+                 "so they had not stopped improving by that measure. This ranks"),
+    ((0.6, 0.5), "no run had its best exact share at the last checkpoint, step 300"),
+    ((0.7, 0.6), "no run had its best"),  # equal to an earlier best is not higher
 ])
-def test_still_rising_reads_the_curves(last, words):
+def test_still_rising_reads_the_curves_and_names_the_measure(last, words):
     curves = {"a": [(100, 0.3), (200, 0.7), (300, last[0])],
               "b": [(100, 0.2), (200, 0.6), (300, last[1])]}
-    assert words in v.still_rising(curves)
+    assert words in v.still_rising(curves, "exact share")
+
+
+@pytest.mark.parametrize("test_mean, words", [
+    (6.9, "leans long: 6.9 digits on average, against 5.5 in training"),
+    (4.0, "leans short: 4.0 digits on average, against 5.5 in training"),
+    (5.52, "averages 5.5 digits, as the training set does"),
+])
+def test_length_lean_says_which_way_the_test_set_leans(test_mean, words):
+    assert v.length_lean(test_mean, 5.5) == words
+    with pytest.raises(ValueError):
+        v.length_lean(0.0, 5.5)
 
 
 def test_still_rising_needs_two_checkpoints():
     with pytest.raises(ValueError):
-        v.still_rising({"a": [(100, 0.3)], "b": [(100, 0.2)]})
+        v.still_rising({"a": [(100, 0.3)], "b": [(100, 0.2)]}, "x")

@@ -100,6 +100,18 @@ def shortest_test(test_min_len: int, min_len: int, seen_shorter: int,
             f"{possible_shorter:,} possible shorter sequences")
 
 
+def length_lean(test_mean: float, train_mean: float, tolerance: float = 0.05) -> str:
+    """What follows 'The test set' on the mean length of the reversal test sequences against
+    that of the training sequences: the unseen sequences are mostly long ones, since the
+    training set holds most of the few short ones possible."""
+    if not (test_mean > 0 and train_mean > 0):
+        raise ValueError(f"mean lengths must be positive, got {test_mean!r} and {train_mean!r}")
+    if abs(test_mean - train_mean) <= tolerance:
+        return f"averages {test_mean:.1f} digits, as the training set does"
+    return (f"leans {'long' if test_mean > train_mean else 'short'}: {test_mean:.1f} digits on "
+            f"average, against {train_mean:.1f} in training")
+
+
 def rewording_change(lo: float, hi: float) -> str:
     """What forcing another reference's first word does to BLEU, from the paired 95 % interval
     (lo, hi) of bleu_other - bleu_right: the sign of each bound is the sign of the change.
@@ -130,8 +142,8 @@ def rewording_summary(lo: float, hi: float) -> str:
     if lo > 0:
         return ("a control finds that a rewording that a reference continues raises BLEU here "
                 "(one that no reference continues may still lower it)")
-    return ("a control could not tell whether even a rewording that a reference continues "
-            "lowers BLEU (its interval includes zero)")
+    return ("a control could not tell whether BLEU counts even a rewording that a reference "
+            "continues as damage")
 
 
 def exact_ranking(shares: dict[str, float], n: int, z: float = 2.0) -> str:
@@ -249,20 +261,23 @@ def checkpoint_places(name: str, curves: dict[str, Sequence[tuple[int, float]]],
             f"{_ordinal(max(places))} of the {n} runs in {what}")
 
 
-def still_rising(curves: dict[str, Sequence[tuple[int, float]]]) -> str:
-    """curves: run name -> [(step, score)], higher is better. How many runs score higher at the
-    last checkpoint than at every earlier one, i.e. had not stopped improving when the budget
-    ended, and what the ranking can then claim."""
+def still_rising(curves: dict[str, Sequence[tuple[int, float]]], what: str) -> str:
+    """curves: run name -> [(step, score)] of the measure `what`, higher is better. How many
+    runs score higher at the last checkpoint than at every earlier one, i.e. had not stopped
+    improving by that measure when the budget ended, and what the ranking can then claim (two
+    sentences then, the second capitalised, to keep each short)."""
     steps = _steps_of(curves)
     if len(steps) < 2:
         raise ValueError("need at least two checkpoints")
     rising = sum(c[-1][1] > max(x for _, x in c[:-1]) for c in curves.values())
     n, last = len(curves), steps[-1]
     if rising == 0:
-        return (f"no run scored its best at the last checkpoint, step {last}: their shares had "
-                f"stopped rising before the end of this budget")
+        return (f"no run had its best {what} at the last checkpoint, step {last}: by that "
+                f"measure they had stopped improving before the end of this budget")
     if rising == n:
-        return (f"all {n} runs scored their best at the last checkpoint, step {last}: none had "
-                f"stopped improving, so this ranks the runs at this budget only")
-    return (f"{rising} of the {n} runs scored their best at the last checkpoint, step {last}: "
-            f"they had not stopped improving, so this ranks the runs at this budget only")
+        return (f"all {n} runs had their best {what} at the last checkpoint, step {last}, so "
+                f"none had stopped improving by that measure. This ranks the runs at this "
+                f"budget only")
+    return (f"{rising} of the {n} runs had their best {what} at the last checkpoint, step "
+            f"{last}, so they had not stopped improving by that measure. This ranks the runs at "
+            f"this budget only")
