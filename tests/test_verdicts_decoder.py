@@ -208,3 +208,19 @@ def test_unsure_stop_rejects_bad_input():
         v.unsure_stop([], [], 0.9)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         v.unsure_stop(["a"], [-0.1], 0.9)
+
+
+@pytest.mark.parametrize("on_off, on_wide, wide_off, words", [
+    ((10, 8), (40, 0), (0, 40), "the run does not show that feeding the context helps"),
+    ((5, 60), (40, 0), (0, 0), "the run does not show that feeding the context helps"),
+    ((60, 5), (60, 5), (30, 5), "the fed context beats both controls, the wider model included"),
+    ((60, 5), (20, 17), (55, 10), "the wider model without the fed context does about as well, so "
+                                  "the toy cannot tell wiring from size"),
+    ((60, 5), (20, 17), (20, 17), "the fed context beats the initial state only, but the size "
+                                  "control is inconclusive"),
+    ((60, 5), (5, 60), (60, 5), "the wider model without the fed context wins, so the wiring is "
+                                "not what helps")])
+def test_wiring_takeaway_agrees_with_the_summary(on_off, on_wide, wide_off, words):
+    assert v.wiring_takeaway(on_off, on_wide, wide_off, 500) == words
+    with pytest.raises(ValueError, match="integers"):
+        v.wiring_takeaway(on_off, on_wide, (-1, 0), 500)

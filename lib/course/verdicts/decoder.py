@@ -69,6 +69,21 @@ def _paired_side(only_a: int, only_b: int, n: int, z: float = 2.0) -> int:
     return 1 if gap > 0 else -1
 
 
+def _wiring_case(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
+                 wide_vs_off: tuple[int, int], n: int, z: float) -> str:
+    """Which outcome the three paired comparisons of `wiring_summary` show, as a key."""
+    off = _paired_side(*on_vs_off, n, z)
+    wide = _paired_side(*on_vs_wide, n, z)
+    wide_off = _paired_side(*wide_vs_off, n, z)
+    if off == 0:
+        return "level"
+    if off < 0:
+        return "behind"
+    if wide != 0:
+        return "beats wide" if wide > 0 else "wide wins"
+    return {1: "size", 0: "inconclusive", -1: "inconclusive behind"}[wide_off]
+
+
 def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
                    wide_vs_off: tuple[int, int], n: int, z: float = 2.0) -> str:
     """The decoder chapter's wiring experiment, from discordant counts on the same n held-out
@@ -78,31 +93,45 @@ def wiring_summary(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
     narrow one. Each gap is weighed against z standard errors of the paired difference. Says
     only which gaps are beyond that noise; it credits the gap to the wiring rather than to
     size only when the fed context also beats the wider model."""
-    off = _paired_side(*on_vs_off, n, z)
-    wide = _paired_side(*on_vs_wide, n, z)
-    wide_off = _paired_side(*wide_vs_off, n, z)
+    case = _wiring_case(on_vs_off, on_vs_wide, wide_vs_off, n, z)
     noise = f"the noise of {n:,} held-out sequences"
     no_help = "this run does not show that feeding the context helps"
-    if off == 0:
-        return (f"the gap between the fed context and the initial state only is within {noise}: "
-                f"{no_help}")
-    if off < 0:
-        return f"the initial state only beats the fed context beyond {noise}: {no_help}"
     lead = f"the fed context beats the initial state only beyond {noise}"
-    if wide > 0:
-        return (f"{lead}, and beats the wider model without it too: on this seed a model of "
-                f"about its size does not close the gap")
-    if wide < 0:
-        return (f"{lead}, but the wider model without it beats the fed context beyond that "
-                f"noise: on this seed the wiring is not what wins")
-    if wide_off > 0:
-        return (f"{lead}; the wider model without it also does, level with the fed one "
-                f"within that noise: this run cannot tell wiring from size")
-    if wide_off == 0:
-        return (f"{lead}; the wider model without it is within that noise of both: the size "
-                f"control is inconclusive")
-    return (f"{lead}; the wider model without it is within that noise of the fed one but "
-            f"behind the other: the size control is inconclusive")
+    return {
+        "level": (f"the gap between the fed context and the initial state only is within "
+                  f"{noise}: {no_help}"),
+        "behind": f"the initial state only beats the fed context beyond {noise}: {no_help}",
+        "beats wide": (f"{lead}, and beats the wider model without it too: on this seed a "
+                       f"model of about its size does not close the gap"),
+        "wide wins": (f"{lead}, but the wider model without it beats the fed context beyond "
+                      f"that noise: on this seed the wiring is not what wins"),
+        "size": (f"{lead}; the wider model without it also does, level with the fed one "
+                 f"within that noise: this run cannot tell wiring from size"),
+        "inconclusive": (f"{lead}; the wider model without it is within that noise of both: "
+                         f"the size control is inconclusive"),
+        "inconclusive behind": (f"{lead}; the wider model without it is within that noise of "
+                                f"the fed one but behind the other: the size control is "
+                                f"inconclusive"),
+    }[case]
+
+
+def wiring_takeaway(on_vs_off: tuple[int, int], on_vs_wide: tuple[int, int],
+                    wide_vs_off: tuple[int, int], n: int, z: float = 2.0) -> str:
+    """The conclusion of `wiring_summary` alone, in a few words, for the chapter's summary:
+    what the run says about feeding the context, from the same counts and the same test."""
+    return {
+        "level": "the run does not show that feeding the context helps",
+        "behind": "the run does not show that feeding the context helps",
+        "beats wide": "the fed context beats both controls, the wider model included",
+        "wide wins": "the wider model without the fed context wins, so the wiring is not "
+                     "what helps",
+        "size": "the wider model without the fed context does about as well, so the toy cannot "
+                "tell wiring from size",
+        "inconclusive": "the fed context beats the initial state only, but the size control "
+                        "is inconclusive",
+        "inconclusive behind": "the fed context beats the initial state only, but the size "
+                               "control is inconclusive",
+    }[_wiring_case(on_vs_off, on_vs_wide, wide_vs_off, n, z)]
 
 
 def _span(shares: Sequence[float]) -> str:
