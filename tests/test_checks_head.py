@@ -9,11 +9,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import skeleton
+from torch import nn
 
 from lib.checks import head as checks
 from lib.checks.models import shared_vocab_model
 from lib.data import EOS, PAD, SOS
-from lib.head import shortlist_ids
+from lib.head import masked_cross_entropy, shortlist_ids
 from lib.search import greedy, log_probs
 from lib.search import sequence_log_prob as search_log_prob
 
@@ -105,9 +106,12 @@ def test_cross_entropy_accepts_the_reference():
     assert result.ok, result
 
 
+def _unmasked(logits, targets, pad):
+    return -_picked(logits, targets).mean()  # every position, <pad> targets included
+
+
 @pytest.mark.parametrize("wrong, words", [
-    (lambda lg, tg, pad: F.cross_entropy(lg.reshape(-1, lg.size(-1)), tg.reshape(-1)),
-     "padding not masked"),
+    (_unmasked, "padding not masked"),
     (lambda lg, tg, pad: -(_picked(lg, tg) * (tg != pad)).sum() / tg.numel(),
      "averaged over all positions instead of real tokens"),
     (lambda lg, tg, pad: -(_picked(lg, tg).exp() * (tg != pad)).sum() / (tg != pad).sum(),
@@ -117,13 +121,36 @@ def test_cross_entropy_accepts_the_reference():
     (lambda lg, tg, pad: -(_picked(lg, tg) * (tg != pad)).sum(), "summed"),
     (lambda lg, tg, pad: -lg.gather(-1, tg.unsqueeze(-1)).squeeze(-1)[tg != pad].mean(),
      "raw logit"),
-    (lambda lg, tg, pad: F.cross_entropy(lg.reshape(-1, lg.size(-1)), tg.reshape(-1),
-                                         ignore_index=0), "padding not masked"),
+    (lambda lg, tg, pad: -_picked(lg, tg)[tg != 0].mean(), "padding not masked"),
 ])
 def test_cross_entropy_rejects_typical_mistakes(wrong, words):
     result = checks.check_masked_cross_entropy(wrong)
     assert result.done and not result.ok
     assert words in str(result), result
+
+
+@pytest.mark.parametrize("builtin", [
+    masked_cross_entropy,  # the library's own, printed on the page: F.cross_entropy inside
+    lambda lg, tg, pad: F.cross_entropy(lg.transpose(1, 2), tg, ignore_index=pad),
+    lambda lg, tg, pad: F.nll_loss(torch.log_softmax(lg, -1).transpose(1, 2), tg,
+                                   ignore_index=pad),
+    lambda lg, tg, pad: nn.CrossEntropyLoss(ignore_index=pad)(lg.transpose(1, 2), tg),
+    lambda lg, tg, pad: nn.NLLLoss(ignore_index=pad)(torch.log_softmax(lg, -1).transpose(1, 2),
+                                                     tg),
+])
+def test_cross_entropy_refuses_torchs_own_loss(builtin):
+    result = checks.check_masked_cross_entropy(builtin)
+    assert result.done and not result.ok
+    assert "you called torch's own cross-entropy" in str(result), result
+
+
+def test_cross_entropy_check_restores_torchs_own_loss():
+    checks.check_masked_cross_entropy(masked_cross_entropy)
+    logits, targets = torch.zeros(1, 2, 4), torch.tensor([[1, 0]])
+    for value in (F.cross_entropy(logits[0], targets[0], ignore_index=0),
+                  F.nll_loss(torch.log_softmax(logits[0], -1), targets[0], ignore_index=0),
+                  masked_cross_entropy(logits, targets, pad=0)):
+        assert math.isclose(float(value), math.log(4), rel_tol=1e-6)
 
 
 def test_cross_entropy_skeleton_is_not_done():
@@ -388,9 +415,10 @@ def _swapped(logits, targets, pad, eps, listed):
 
 
 def _padding_in(logits, targets, pad, eps, listed):
-    flat = logits.reshape(-1, logits.size(-1))[:, listed]
-    column = torch.searchsorted(listed, targets.reshape(-1))
-    return F.cross_entropy(flat, column, label_smoothing=eps)
+    logp = torch.log_softmax(logits.reshape(-1, logits.size(-1))[:, listed], -1)
+    column = torch.searchsorted(listed, targets.reshape(-1))  # pad -> a column near the start
+    nll = -logp.gather(1, column[:, None]).squeeze(1)
+    return ((1 - eps) * nll - eps * logp.mean(-1)).mean()
 
 
 def _no_smoothing(logits, targets, pad, eps, listed):
@@ -407,6 +435,24 @@ def test_smoothed_shortlist_names_typical_mistakes(wrong, words):
     result = checks.check_smoothed_shortlist_loss(wrong)
     assert result.done and not result.ok
     assert words in str(result), result
+
+
+def _torch_smoothing(logits, targets, pad, eps, listed):  # the printed shortlist_cross_entropy
+    real = targets != pad
+    column = torch.searchsorted(listed, targets[real])
+    return F.cross_entropy(logits[real][:, listed], column, label_smoothing=eps)
+
+
+def test_smoothed_shortlist_refuses_torchs_own_loss():
+    result = checks.check_smoothed_shortlist_loss(_torch_smoothing)
+    assert result.done and not result.ok
+    assert "you called torch's own cross-entropy" in str(result), result
+    # the same loss, right, once the checker has put F.cross_entropy back
+    g = torch.Generator().manual_seed(0)
+    logits, targets = torch.randn(2, 3, 9, generator=g), torch.tensor([[4, 5, 0], [6, 0, 0]])
+    listed = shortlist_ids(targets, 5)
+    assert torch.isclose(_torch_smoothing(logits, targets, 0, 0.1, listed),
+                         smoothed_shortlist_loss(logits, targets, 0, 0.1, listed), atol=1e-6)
 
 
 def test_smoothed_shortlist_skeleton_is_not_done():

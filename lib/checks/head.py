@@ -2,9 +2,11 @@
 
     check_log_softmax(log_softmax)              log of eq. 8, finite where a softmax underflows
     check_masked_cross_entropy(cross_entropy)   eq. 7 averaged over real tokens, padding masked
+                                                (torch's own cross-entropy switched off)
     check_smoothed_shortlist_loss(fn)           close to the reference model's training loss
                                                 (without its drawn rare words): label
                                                 smoothing over a shortlist softmax, padding out
+                                                (torch's own cross-entropy switched off)
     check_sequence_log_prob(sequence_log_prob)  log P(y | x) by teacher forcing
     check_calibration(calibration)              per confidence group: mean P(top), share right
 
@@ -34,15 +36,14 @@ from lib.search import greedy, log_probs, sequence_log_prob
 
 
 @contextlib.contextmanager
-def _no_builtin_softmax():
-    """Make torch's own softmax, log_softmax and logsumexp raise while the learner's code runs."""
+def _refusing(names: tuple[str, ...], message: str):
+    """Make torch's functions `names` (in torch, torch.nn.functional and as tensor methods)
+    raise `message` while the learner's code runs; put them back afterwards."""
     def refuse(*args, **kwargs):
-        raise Mismatch("write log_softmax from torch.exp, torch.log, max and sums; torch's own "
-                       "softmax, log_softmax and logsumexp are what the exercise rebuilds")
+        raise Mismatch(message)
 
     saved = [(owner, name, getattr(owner, name))
-             for owner in (torch, F, torch.Tensor)
-             for name in ("softmax", "log_softmax", "logsumexp") if hasattr(owner, name)]
+             for owner in (torch, F, torch.Tensor) for name in names if hasattr(owner, name)]
     try:
         for owner, name, _ in saved:
             setattr(owner, name, refuse)
@@ -50,6 +51,26 @@ def _no_builtin_softmax():
     finally:
         for owner, name, original in saved:
             setattr(owner, name, original)
+
+
+def _no_builtin_softmax():
+    """Make torch's own softmax, log_softmax and logsumexp raise while the learner's code runs."""
+    return _refusing(("softmax", "log_softmax", "logsumexp"),
+                     "write log_softmax from torch.exp, torch.log, max and sums; torch's own "
+                     "softmax, log_softmax and logsumexp are what the exercise rebuilds")
+
+
+# F.cross_entropy and F.nll_loss (nn.CrossEntropyLoss and nn.NLLLoss call them): both pick the
+# target's -log P, and ignore_index masks the padding, which is what exercises 2 and 3 rebuild
+BUILTIN_LOSS_REFUSED = ("you called torch's own cross-entropy (F.cross_entropy, F.nll_loss, "
+                        "nn.CrossEntropyLoss or nn.NLLLoss), which the exercise asks you to "
+                        "build: take torch.log_softmax, pick each target's log-probability "
+                        "with gather, and mask the padding yourself")
+
+
+def _no_builtin_loss():
+    """Make torch's own cross-entropy and NLL loss raise while the learner's code runs."""
+    return _refusing(("cross_entropy", "nll_loss"), BUILTIN_LOSS_REFUSED)
 
 
 def _log_softmax_case(fn, logits: torch.Tensor, label: str) -> str:
@@ -160,7 +181,8 @@ def _ce_case(fn, B: int, T: int, V: int, lengths: list[int], seed: int, pad: int
         targets[b, n:] = pad
     expected = float(masked_cross_entropy(logits, targets, pad=pad))
     label = f"B={B}, T={T}, V={V}, lengths {lengths}"
-    got = call(fn, logits, targets, pad, names=("logits", "targets", "pad"), where=label)
+    with _no_builtin_loss():
+        got = call(fn, logits, targets, pad, names=("logits", "targets", "pad"), where=label)
     if torch.is_tensor(got):
         if got.numel() != 1:
             raise Mismatch(f"{label}: return one number (a scalar tensor), got shape "
@@ -260,8 +282,9 @@ def _smoothed_case(fn, B: int, T: int, V: int, lengths: list[int], short: int, e
     expected = float(smoothed_shortlist_reference(logits, targets, pad, eps, listed))
     label = (f"B={B}, T={T}, V={V}, lengths {lengths}, |S| = {len(listed)}, eps = {eps}, "
              f"pad = {pad}")
-    got = call(fn, logits, targets, pad, eps, listed,
-               names=("logits", "targets", "pad", "eps", "listed"), where=label)
+    with _no_builtin_loss():
+        got = call(fn, logits, targets, pad, eps, listed,
+                   names=("logits", "targets", "pad", "eps", "listed"), where=label)
     if torch.is_tensor(got):
         if got.numel() != 1:
             raise Mismatch(f"{label}: return one number (a scalar tensor), got shape "
