@@ -339,7 +339,7 @@ def test_growth_reading_claims_growth_only_when_the_interval_is_above_zero():
 def test_flat_step_reading_calls_a_slope_drift():
     assert v.flat_step_reading(-0.21, -0.38, -0.05).startswith(
         "The fixed-vector step never reads S, yet its line slopes (-0.21 µs per source token, "
-        "95 % interval -0.38 to -0.05): the machine's drift")
+        "95 % interval -0.38 to -0.05): an artefact of the timing")
     assert v.flat_step_reading(0.1, -0.2, 0.4) == (
         "The fixed-vector step, which never reads S, shows no slope (+0.10 µs per source token, "
         "95 % interval -0.20 to +0.40)")

@@ -288,16 +288,16 @@ def growth_reading(slope: float, low: float, high: float, what: str,
 def flat_step_reading(slope: float, low: float, high: float,
                       unit: str = "µs per source token") -> str:
     """The fitted slope of a step that never reads the source (the fixed-vector step), with its
-    interval: any slope is the machine's drift, not the model's work. A sentence, capitalised,
-    without its full stop."""
+    interval: any slope is an artefact of the timing, not the model's work. A sentence,
+    capitalised, without its full stop."""
     if not low <= slope <= high:
         raise ValueError(f"the slope {slope!r} must lie in its interval [{low!r}, {high!r}]")
     span = f"{_figure(slope, True)} {unit}, 95 % interval {_figure(low, True)} to " \
            f"{_figure(high, True)}"
     if low <= 0 <= high:
         return f"The fixed-vector step, which never reads S, shows no slope ({span})"
-    return (f"The fixed-vector step never reads S, yet its line slopes ({span}): the machine's "
-            f"drift, which the attention step's own line carries too")
+    return (f"The fixed-vector step never reads S, yet its line slopes ({span}): an artefact of "
+            f"the timing, which the extra time above cancels only where both steps share it")
 
 
 def against_count(slope: float, low: float, high: float, predicted: float,
