@@ -127,3 +127,22 @@ def test_probe_gap_says_ceiling_only_when_both_are_at_it(acc_a, acc_b, lo, hi, s
 def test_probe_gap_rejects_percentages():
     with pytest.raises(ValueError, match="between 0 and 1"):
         v.probe_gap(99.8, 100.0, 0, 0, "A", "B")
+
+
+def test_curve_trend_reads_the_whole_curve_not_only_its_endpoint():
+    # norms[0] is h_0's factor, the last entry h_T's own (1)
+    trained = [0.574, 1.5, 3.02, 4.958, 2.0, 1.0]  # the review's curve: peak 5.0, end 0.57
+    text = v.curve_trend(trained)
+    assert text == "it shrinks but survives there, after growing as high as 5.0 on the way"
+    assert v.curve_trend([3.5e-6, 1e-3, 0.5, 1.0]) == "it vanishes"  # never above 1
+    assert v.curve_trend([0.43, 0.7, 1.02, 1.0]) == "it shrinks but survives"  # 1.0 as printed
+    assert v.curve_trend([1e-3, 12.0, 1.0]).endswith("after exploding to 12.0 on the way")
+    assert v.curve_trend([3.0, 6.0, 1.0]) == "it grows, peaking at 6.0 on the way"
+    assert v.curve_trend([90.9, 20.0, 1.0]) == "it explodes"  # the peak is h_0's own
+    assert v.curve_trend([0.01, 1.0]) == "it shrinks but survives"
+
+
+@pytest.mark.parametrize("bad", [[], [0.5, float("nan"), 1.0], [-1.0, 1.0]])
+def test_curve_trend_rejects_bad_curves(bad):
+    with pytest.raises(ValueError):
+        v.curve_trend(bad)

@@ -34,6 +34,29 @@ def gradient_trend(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> s
     return "shrinks but survives" if norm < 1 else "grows"
 
 
+def curve_trend(norms) -> str:
+    """The whole curve of ||dh_T/dh_t||, from t = T back to h_0 (norms[0] is h_0's factor), in
+    words: 'it <gradient_trend at h_0>', and when the curve rises above 1 on the way (its peak,
+    to one decimal as printed, above 1.0), that too: 'it shrinks but survives there, after
+    growing as high as 5.0 on the way'. A curve judged by its endpoint alone would hide that
+    growth."""
+    values = [float(n) for n in norms]
+    if not values:
+        raise ValueError("a gradient curve needs at least one norm")
+    at_end = gradient_trend(values[0])
+    for n in values:
+        gradient_trend(n)  # every norm finite and >= 0
+    peak = max(values)
+    if float(f"{peak:.1f}") <= 1.0:
+        return f"it {at_end}"
+    how = "exploding to" if gradient_trend(peak) == "explodes" else "growing as high as"
+    if values.index(peak) == 0:  # the largest factor is h_0's own
+        return f"it {at_end}"
+    if at_end in ("grows", "explodes"):
+        return f"it {at_end}, peaking at {peak:.1f} on the way"
+    return f"it {at_end} there, after {how} {peak:.1f} on the way"
+
+
 def _order(ratio: float) -> str:
     """A ratio >= 3 in words: 'about 3 times', 'about 1,000 times' (one significant digit)."""
     power = math.floor(math.log10(ratio))
