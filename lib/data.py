@@ -4,8 +4,10 @@ The path from raw text to a batch is:
 
     line "Go.\\tVa !"  --read_pairs-->  ("Go.", "Va !")
           --tokenize-->  ["Go", "."], ["Va", "!"]
-          --Vocab.encode-->  [57, 4], [312, 25, 3]          (3 = <eos>)
-          --make_batches-->  Batch(src (B, S), tgt_in (B, T), tgt_out (B, T))
+          --Vocab.encode-->  [392, 4], [693, 22]       (encode_pairs: no special tokens)
+          --make_batches (collate)-->  Batch(src (B, S), tgt_in (B, T), tgt_out (B, T)),
+                here src [392, 4], tgt_in [2, 693, 22], tgt_out [693, 22, 3]
+                (2 = <sos>, 3 = <eos>; the ids are those of build_corpus's default vocabularies)
 
 Nothing here touches the network or the disk at import time.
 """
@@ -277,8 +279,9 @@ def split_by_source(pairs: list[tuple[str, str]], n_valid: int = 1000, n_test: i
                     seed: int = 0) -> Split:
     """Split by English sentence, never by line.
 
-    "I'm hungry." has several French translations; splitting lines at random would put one in
-    training and another in the test set, and the test would measure memory, not translation.
+    "Run!" has two French translations ("Cours !", "Courez !"); splitting lines at random could
+    put one in training and the other in the test set, and the test would measure memory, not
+    translation.
     """
     groups = group_by_source(pairs)
     sources = sorted(groups)

@@ -1,10 +1,7 @@
 """Checkers for the exercises of "From sentences to tensors".
 
-    check_encode_sentence(encode_sentence)   tokens -> ids, unknown words as <unk>, nothing added
-    check_pad_batch(pad_batch)               id lists -> padded (B, T) tensor and lengths (B,)
     check_reverse_padded(reverse_padded)     a padded batch with each sentence reversed, the
                                              <pad> ids still after it (Sutskever et al.)
-    check_split_by_source(split_by_source)   a split with no English sentence on both sides
     check_split_by_key(split_by_key)         a stricter split: sentences with the same key
                                              (e.g. the same words, whatever the punctuation and
                                              capitals) all on one side
@@ -24,16 +21,11 @@ from collections import Counter
 import torch
 
 from lib.checks.harness import CheckResult, Mismatch, call, expect_shape, run_checks
-from lib.data import EOS, PAD, SOS, SPECIALS, UNK, Vocab, pad
-
-# ---------------------------------------------------------------------------------------------
-# encode_sentence(tokens, vocab) -> list of ids, one per token (the source gets no <eos>)
-# ---------------------------------------------------------------------------------------------
-
-_VOCAB = Vocab(list(SPECIALS) + ["i", "am", "cold", ".", "you", "are", "?", "tom"])
+from lib.data import PAD, SPECIALS, UNK, Vocab, pad
 
 
 def _as_ids(got) -> list[int]:
+    """A learner's ids (a list or a 1-D tensor) as ints, or a Mismatch that says why not."""
     if torch.is_tensor(got):
         if got.dim() != 1:
             raise Mismatch(f"return one flat list of ids (or a 1-D tensor), got a tensor of "
@@ -46,104 +38,8 @@ def _as_ids(got) -> list[int]:
     return [int(i) for i in got]
 
 
-def _encode_case(fn, tokens: list[str], vocab: Vocab) -> str:
-    expected = vocab.encode(tokens)  # the source side: no <sos>, no <eos>, as lib.data does
-    try:
-        got = _as_ids(call(fn, tokens, vocab, names=("tokens", "vocab")))
-    except KeyError as e:
-        raise Mismatch(f"encoding {tokens} raised KeyError {e}: a token the vocabulary does not "
-                       f"know must become <unk> (id {UNK}), e.g. with vocab.stoi.get(token, "
-                       f"UNK)") from None
-    if got == expected:
-        return f"{tokens} -> {got}"
-    core = got[1:] if got[:1] == [SOS] else got
-    core = core[:-1] if core[-1:] == [EOS] else core
-    if core == expected:
-        added = " and ".join(w for w, on in (("<sos>", got[:1] == [SOS]),
-                                             ("<eos>", got[-1:] == [EOS])) if on)
-        raise Mismatch(f"{tokens}: got {got}, expected {expected}: the source side gets no "
-                       f"{added}. The encoder reads exactly the sentence's tokens "
-                       f"(lib.data.encode_pairs, collate and Seq2Seq.prepare add nothing); "
-                       f"<sos> and <eos> belong to the target side, where the decoder starts "
-                       f"from <sos> and learns to write <eos> to stop")
-    if len(got) == len(expected):
-        for t, (g, e) in enumerate(zip(got, expected)):
-            if g != e:
-                if e == UNK:
-                    raise Mismatch(f"{tokens}: position {t} ({tokens[t]!r}) is not in the "
-                                   f"vocabulary and should be <unk> (id {UNK}), got {g}")
-                raise Mismatch(f"{tokens}: got {got}, expected {expected}; position {t} "
-                               f"({tokens[t]!r}) should be id {e}, got {g}")
-    raise Mismatch(f"{tokens}: got {len(got)} ids {got}, expected {len(expected)}: {expected} "
-                   f"(one id per token, nothing added)")
-
-
-def check_encode_sentence(fn, vocab: Vocab | None = None) -> CheckResult:
-    """`fn(tokens, vocab)` must return one id per token, unknown ones as <unk>, and nothing
-    else: the source side of a pair has no <sos> or <eos> (lib.data.encode_pairs adds none)."""
-    vocab = vocab or _VOCAB
-    words = [t for t in vocab.itos[4:14]]
-    cases = [
-        words[:3],
-        [words[0], "zzyzx-not-a-word", words[1]],  # an unknown word in the middle
-        ["qwerty-unknown"],  # only an unknown word
-        [words[2], "unknown-a", words[2], "unknown-b"],  # a word twice, two unknown words
-    ]
-    return run_checks("encode_sentence", *[
-        (lambda c=c: _encode_case(fn, c, vocab)) for c in cases])
-
-
 # ---------------------------------------------------------------------------------------------
-# pad_batch(seqs) -> (padded (B, T) long, lengths (B,) long)
-# ---------------------------------------------------------------------------------------------
-
-
-def _pad_case(fn, seqs: list[list[int]]) -> str:
-    expected = pad(seqs)  # (B, T)
-    lengths = torch.tensor([len(s) for s in seqs])  # (B,)
-    got = call(fn, seqs, names=("seqs",))
-    if not (isinstance(got, tuple) and len(got) == 2):
-        raise Mismatch("return a pair (padded, lengths): the padded (B, T) tensor and the (B,) "
-                       "tensor of true lengths")
-    padded, got_lengths = got
-    if not torch.is_tensor(padded):
-        raise Mismatch(f"padded must be a tensor, got {type(padded).__name__}")
-    expect_shape("padded", padded, tuple(expected.shape))
-    if padded.dtype != torch.long:
-        raise Mismatch(f"padded has dtype {padded.dtype}; ids index an embedding table, so use "
-                       f"torch.long")
-    got_lengths = torch.as_tensor(got_lengths)
-    expect_shape("lengths", got_lengths, (len(seqs),))
-    if got_lengths.tolist() != lengths.tolist():
-        raise Mismatch(f"lengths is {got_lengths.tolist()}, expected the true lengths "
-                       f"{lengths.tolist()} (before padding)")
-    for b, s in enumerate(seqs):
-        row = padded[b].tolist()
-        if row == expected[b].tolist():
-            continue
-        n = len(s)
-        if row[len(row) - n:] == s and n < len(row):
-            raise Mismatch(f"row {b} {row} is padded on the left; put the tokens first and the "
-                           f"<pad> ids after them: {expected[b].tolist()}")
-        if row[:n] == s:
-            raise Mismatch(f"row {b} is {row}: the positions after its {n} tokens must hold "
-                           f"<pad> = {PAD}, expected {expected[b].tolist()}")
-        raise Mismatch(f"row {b} is {row}, expected {expected[b].tolist()}")
-    return f"{len(seqs)} sequences -> padded {tuple(padded.shape)}, lengths {lengths.tolist()}"
-
-
-def check_pad_batch(fn) -> CheckResult:
-    """`fn(seqs)` must return (padded (B, max_len) long with <pad>=0 after each row, lengths)."""
-    cases = [
-        [[5, 6, 7, 3], [8, 3], [9, 10, 3]],
-        [[4, 3], [4, 3]],  # equal lengths: no padding at all
-        [[12, 3], [5, 6, 7, 8, 9, 3], [7, 3], [11, 12, 13, 3]],
-    ]
-    return run_checks("pad_batch", *[(lambda c=c: _pad_case(fn, c)) for c in cases])
-
-
-# ---------------------------------------------------------------------------------------------
-# split_by_source(pairs, n_test, seed) -> (train pairs, test pairs)
+# split_by_key(pairs, n_test, seed, key) -> (train pairs, test pairs), grouped by key(English)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -155,71 +51,6 @@ def toy_pairs(n_sources: int = 60, seed: int = 1) -> list[tuple[str, str]]:
         for k in range(rng.randint(1, 4)):
             pairs.append((f"English sentence {i}.", f"Traduction {k} de la phrase {i}."))
     return pairs
-
-
-def _split(fn, pairs, n_test, seed):
-    got = call(fn, pairs, n_test, seed, names=("pairs", "n_test", "seed"))
-    if not (isinstance(got, tuple) and len(got) == 2):
-        raise Mismatch("return a pair (train, test), each a list of (English, French) pairs")
-    train, test = got
-    try:
-        train = [(str(e), str(f)) for e, f in train]
-        test = [(str(e), str(f)) for e, f in test]
-    except (TypeError, ValueError):
-        raise Mismatch("train and test must be lists of (English, French) pairs") from None
-    return train, test
-
-
-def _split_case(fn, pairs, n_test) -> str:
-    train, test = _split(fn, pairs, n_test, 0)
-    train_src = {e for e, _ in train}
-    test_src = {e for e, _ in test}
-    leaked = sorted(train_src & test_src)
-    if leaked:
-        n_lines = sum(e in train_src for e, _ in test)
-        raise Mismatch(f"{len(leaked)} English sentences appear in both train and test (e.g. "
-                       f"{leaked[0]!r}): {n_lines} of {len(test)} test lines have a translation "
-                       f"of their sentence in training. Group the lines by English sentence and "
-                       f"split the sentences, not the lines")
-    if sorted(train + test) != sorted(pairs):
-        lost = len(pairs) - len(train) - len(test)
-        what = (f"{lost} pairs are missing" if lost > 0 else f"{-lost} pairs are extra"
-                if lost < 0 else "the pairs differ from the input")
-        raise Mismatch(f"train + test must hold every input pair exactly once: {what} (keep "
-                       f"all the translations of each sentence, on the side it goes to)")
-    if len(test_src) != n_test:
-        raise Mismatch(f"the test part holds {len(test_src)} distinct English sentences; "
-                       f"n_test={n_test} counts sentences, not lines")
-    return f"{len(pairs)} pairs -> {len(train)} train, {len(test)} test lines, no shared sentence"
-
-
-def _split_random(fn, pairs, n_test) -> str:
-    a = {e for e, _ in _split(fn, pairs, n_test, 0)[1]}
-    if a != {e for e, _ in _split(fn, pairs, n_test, 0)[1]}:
-        raise Mismatch("the same seed gave two different test sets; use random.Random(seed)")
-    others = [{e for e, _ in _split(fn, pairs, n_test, s)[1]} for s in (1, 2, 3)]
-    if all(o == a for o in others):
-        raise Mismatch("seeds 0, 1, 2 and 3 give the same test sentences: pick them at random "
-                       "(shuffle the sentences with random.Random(seed)), not the first ones "
-                       "of the file, which are the shortest")
-    return "the seed picks the test sentences, reproducibly"
-
-
-def check_split_by_source(fn) -> CheckResult:
-    """`fn(pairs, n_test, seed)` -> (train, test): n_test English sentences with all their
-    translations in test, every other pair in train, none on both sides, chosen at random."""
-    pairs = toy_pairs()
-    return run_checks(
-        "split_by_source",
-        lambda: _split_case(fn, pairs, 10),
-        lambda: _split_case(fn, toy_pairs(30, seed=7), 5),
-        lambda: _split_random(fn, pairs, 10),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# split_by_key(pairs, n_test, seed, key) -> (train pairs, test pairs), grouped by key(English)
-# ---------------------------------------------------------------------------------------------
 
 
 def near_duplicate_key(en: str) -> str:
@@ -476,8 +307,9 @@ def _min_freq_case(fn, counts: dict, tokens: list[str], share: float) -> str:
 
 
 def check_largest_min_freq(fn) -> CheckResult:
-    """`fn(train_counts (Counter), test_tokens (list), share < 1)` -> the largest int min_freq
-    for which at most `share` of test_tokens are seen fewer than min_freq times in training."""
+    """`fn(train_counts (Counter), test_tokens (list), 0 < share < 1)` -> the largest int min_freq
+    for which at most `share` of test_tokens are seen fewer than min_freq times in training, 0
+    if even min_freq 1 leaves more."""
     counts = {"le": 9, "chat": 4, "dort": 2, "noir": 1, "vite": 3, "chien": 6}
     rare = ["le", "chat", "dort", "dort", "dort", "noir", "zèbre", "le", "chat", "vite", "chien"]
     common = ["le", "chat", "dort", "noir", "zèbre", "le", "chat", "le", "vite", "le", "noir",
