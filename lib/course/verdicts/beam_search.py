@@ -117,16 +117,27 @@ def alpha_default_note(alpha: float, beaten: bool) -> str:
             f"higher beyond the bootstrap noise, however <unk> is counted")
 
 
-def k3_gain(bleu_by_k: dict[int, float]) -> str:
-    """How much of the best BLEU gain over greedy (k = 1) a beam of three gets."""
-    best = max(bleu_by_k.values())
-    gain = best - bleu_by_k[1]
+def k3_gain(bleu_by_k: dict[int, float], lo: float = 0.0, hi: float = 0.0) -> str:
+    """How much of the best BLEU gain over greedy (k = 1) a beam of three gets, and whether the
+    best k is told apart from k = 3: (lo, hi) is a 95 % paired-bootstrap interval of BLEU(best
+    k) - BLEU(k = 3), ignored where k = 3 is the best. The best is a maximum over noisy scores,
+    so the share alone would overstate how well the best k is known."""
+    best_k = max(bleu_by_k, key=bleu_by_k.get)
+    gain = bleu_by_k[best_k] - bleu_by_k[1]
     if gain <= 0:
         return "no beam size scores above greedy decoding on these sentences"
     share = 100 * (bleu_by_k[3] - bleu_by_k[1]) / gain
     if share < 0:
         return "a beam of three scores below greedy decoding here"
-    return f"a beam of three gets {share:.0f} % of the best improvement over greedy"
+    head = f"a beam of three gets {share:.0f} % of the best improvement over greedy"
+    if best_k == 3:
+        return head
+    side = wording.side_of_zero(lo, hi)
+    if side == "zero":
+        return f"{head} (k = 3 and the best, k = {best_k}, are within bootstrap noise)"
+    if side == "above":
+        return f"{head} (the best, k = {best_k}, scores higher beyond bootstrap noise)"
+    raise ValueError(f"k = {best_k} scores highest, yet its interval against k = 3 lies below zero")
 
 
 def misses_closed(miss_greedy: int, miss_beam: int, beam: str = "a beam of five") -> str:
