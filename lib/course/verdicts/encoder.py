@@ -12,8 +12,8 @@ from lib.course.verdicts.wording import paired_difference
 def gradient_fate(norm: float, vanish: float = 1e-2, explode: float = 1e1) -> str:
     """What happened to a gradient factor after many steps: 'vanishes', 'explodes' or 'survives'.
 
-    The thresholds are the encoder chapter's definition: less than a hundredth of the gradient
-    reaches the first step, or it grows more than tenfold.
+    The thresholds are the encoder chapter's convention, not a standard definition: less than
+    a hundredth of the gradient reaches the first step, or it grows more than tenfold.
     """
     if norm < vanish:
         return "vanishes"
@@ -104,13 +104,6 @@ def round_up(x: float, digits: int = 2) -> float:
         raise ValueError(f"round_up needs a positive finite number, got {x!r}")
     scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
     return math.ceil(round(x / scale, 9)) * scale
-
-
-def factor_against(g_a: float, g_b: float, other: str) -> str:
-    """'is about 20 times larger than <other>', 'is about as large as <other>' (within a factor
-    of 3) or '... smaller ...': two gradient factors by size, with no word for which is better
-    (a larger factor can be growth, not survival)."""
-    return by_order(g_a, g_b, other, "is", "larger", "large", "smaller")
 
 
 def stretch_bound(sigma1: float) -> str:
