@@ -19,11 +19,27 @@ def test_part_within_whole():
         v.part_within_whole("ok", 0.0, 1.0, "a", "b")
 
 
-@pytest.mark.parametrize("before, after, words", [(34.3, 22.0, "falls from 34.3 to 22.0"),
-                                                  (20.0, 25.0, "rises from 20.0 to 25.0"),
-                                                  (20.0, 20.2, "stays about the same")])
-def test_exposure_drop(before, after, words):
-    assert v.exposure_drop(before, after).startswith(words)
+@pytest.mark.parametrize("before, after, lo, hi, words", [
+    (34.3, 22.3, 9.2, 14.7,  # the page's numbers: the fall's interval lies above zero
+     "falls from 34.3 to 22.3 (the fall's 95 % interval: 9.2 to 14.7 points)"),
+    (20.0, 25.0, -7.1, -2.9, "rises from 20.0 to 25.0 (the rise's 95 % interval: 2.9 to 7.1 "
+                             "points)"),
+    (34.3, 22.3, -0.4, 24.0, "goes from 34.3 to 22.3, a change whose 95 % interval (-24.0 to "
+                             "+0.4 points) includes zero"),
+    (20.0, 20.2, -1.0, 0.6, "goes from 20.0 to 20.2, a change whose 95 % interval (-0.6 to "
+                            "+1.0 points) includes zero")])
+def test_exposure_drop_follows_the_interval(before, after, lo, hi, words):
+    """A fall is named only when the whole interval of before - after lies above zero."""
+    assert v.exposure_drop(before, after, lo, hi) == words
+
+
+def test_exposure_drop_refuses_scores_against_the_interval():
+    with pytest.raises(ValueError, match="low end"):
+        v.exposure_drop(34.3, 22.3, 14.6, 9.8)
+    with pytest.raises(ValueError, match="against"):
+        v.exposure_drop(22.3, 34.3, 9.8, 14.6)  # a 'fall' whose scores rise
+    with pytest.raises(ValueError, match="against"):
+        v.exposure_drop(34.3, 22.3, -14.6, -9.8)
 
 
 @pytest.mark.parametrize("lo, hi, words", [
@@ -98,14 +114,15 @@ def test_times_as_long_here_drops_only_the_machine():
 
 
 @pytest.mark.parametrize("lo, hi, words", [
-    (-3.5, -0.4, "a control shows that BLEU counts even a rewording that a reference continues "
-                 "as damage, so part of that drop can be rewording"),
-    (0.5, 3.0, "a control finds that a rewording that a reference continues raises BLEU here "
-               "(one that no reference continues may still lower it)"),
-    (-1.4, 14.8, "a control could not tell whether BLEU counts even a rewording that a "
-                 "reference continues as damage"),
-    (0.0, 0.0, "a control could not tell whether BLEU counts even a rewording that a "
-               "reference continues as damage")])
+    (-3.5, -0.4, "A control (forcing another reference's first word) lowered BLEU too, so part "
+                 "of that drop can be rewording"),
+    (0.5, 3.0, "A control (forcing another reference's first word) raised BLEU; a rewording "
+               "that no reference continues may still lower it"),
+    # the page's interval: the point estimate is +7.2, but the interval includes zero
+    (-1.0, 15.5, "A control (forcing another reference's first word) changed BLEU by an amount "
+                 "indistinguishable from zero"),
+    (0.0, 0.0, "A control (forcing another reference's first word) changed BLEU by an amount "
+               "indistinguishable from zero")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
     """The same interval as rewording_change's, other - right: below zero BLEU counts the
     rewording as damage, above zero it gains."""

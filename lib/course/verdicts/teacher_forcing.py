@@ -32,13 +32,24 @@ def part_within_whole(sentence: str, part: float, whole: float, part_name: str,
             f"{part_name} took longer than {whole_name}, which contains it")
 
 
-def exposure_drop(before: float, after: float, tolerance: float = 0.5) -> str:
-    """BLEU of a continuation after a right and after a wrong forced token."""
-    if after < before - tolerance:
-        return f"falls from {before:.1f} to {after:.1f}"
-    if after > before + tolerance:
-        return f"rises from {before:.1f} to {after:.1f}"
-    return f"stays about the same ({before:.1f} and {after:.1f})"
+def exposure_drop(before: float, after: float, lo: float, hi: float) -> str:
+    """BLEU of a continuation after a right (`before`) and after a wrong (`after`) forced first
+    token, with the paired 95 % interval (lo, hi) of before - after on the same sentences: each
+    bound's sign is the sign of the change, so the words follow the interval, and scores that
+    move against it are refused."""
+    if lo > hi:
+        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    if (lo > 0 and after >= before) or (hi < 0 and after <= before):
+        raise ValueError(f"the scores {before} -> {after} move against the interval of "
+                         f"before - after, {lo} to {hi}")
+    if lo > 0:
+        return (f"falls from {before:.1f} to {after:.1f} (the fall's 95 % interval: {lo:.1f} "
+                f"to {hi:.1f} points)")
+    if hi < 0:
+        return (f"rises from {before:.1f} to {after:.1f} (the rise's 95 % interval: {-hi:.1f} "
+                f"to {-lo:.1f} points)")
+    return (f"goes from {before:.1f} to {after:.1f}, a change whose 95 % interval "
+            f"({-hi:+.1f} to {-lo:+.1f} points) includes zero")
 
 
 # The control forces another reference's first word (one drawn at random), which that
@@ -131,19 +142,18 @@ def rewording_change(lo: float, hi: float) -> str:
 
 
 def rewording_summary(lo: float, hi: float) -> str:
-    """The summary's clause about the exposure-bias control, from the same 95 % interval
-    (lo, hi) of other - right as `rewording_change`: whether even a rewording that another
-    reference continues lowers BLEU."""
+    """The summary's sentence about the exposure-bias control, from the same 95 % interval
+    (lo, hi) of other - right as `rewording_change`: whether forcing another reference's first
+    word measurably changes BLEU, and which way. One sentence, capitalised."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
+    control = "A control (forcing another reference's first word)"
     if hi < 0:
-        return ("a control shows that BLEU counts even a rewording that a reference continues "
-                "as damage, so part of that drop can be rewording")
+        return f"{control} lowered BLEU too, so part of that drop can be rewording"
     if lo > 0:
-        return ("a control finds that a rewording that a reference continues raises BLEU here "
-                "(one that no reference continues may still lower it)")
-    return ("a control could not tell whether BLEU counts even a rewording that a reference "
-            "continues as damage")
+        return (f"{control} raised BLEU; a rewording that no reference continues may still "
+                f"lower it")
+    return f"{control} changed BLEU by an amount indistinguishable from zero"
 
 
 def exact_ranking(shares: dict[str, float], n: int, z: float = 2.0) -> str:
