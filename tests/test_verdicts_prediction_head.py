@@ -20,22 +20,36 @@ def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
         "unevenly")
 
 
+# the sweep's own seed runs: 36.29, 35.61 and 35.95 BLEU, standard deviation 0.34, so a
+# difference of two runs has about 0.48 and a gain counts beyond 0.96
+SEEDS = [36.29, 35.61, 35.95]
+HEAD = ("3 seeds give a standard deviation of 0.34 BLEU, so about 0.48 for a difference of two "
+        "runs; ")
+
+
 @pytest.mark.parametrize("gains, words", [
-    ([2.0, 0.8], "3 runs spread over 0.7 BLEU, and each pair's gain is larger, the smallest only "
-                 "1.1 times that: 2 pairs in favour of smoothing, one per setting, suggestive "
-                 "rather than a measured size of its effect"),
-    ([2.0, 1.6], "3 runs spread over 0.7 BLEU, and each pair's gain is more than 2 times that: 2 "
-                 "pairs in favour of smoothing, one per setting, not a measured size of its "
-                 "effect"),
-    ([2.0, 0.6], "3 runs spread over 0.7 BLEU, and only 1 of the 2 pairs' gains is larger: weak "
-                 "evidence that smoothing helps"),
-    ([0.5, -0.5], "3 runs spread over 0.7 BLEU, and no pair's gain is larger: the sweep does not "
-                  "show that smoothing helps"),
-    ([2.0, -0.9], "3 runs spread over 0.7 BLEU, and in 1 of the 2 pairs smoothing lowered BLEU "
-                  "by more: the sweep does not show that it helps")])
-def test_sweep_gains_counts_a_gain_only_beyond_the_seed_spread(gains, words):
-    assert v.sweep_gains(gains, [36.0, 35.6, 36.3]) == words
+    # the sweep's own pairs: 2.06 and 0.86 BLEU
+    ([2.06, 0.86], HEAD + "1 of the 2 gains is over twice that, the other, 0.86, is not: weak "
+                          "evidence that smoothing helps"),
+    ([2.0, 1.6], HEAD + "each of the 2 gains is over twice that: evidence that smoothing helps, "
+                        "not a measured size of its effect"),
+    ([2.0, 0.3, 0.2], HEAD + "1 of the 3 gains is over twice that, the others, 0.30 and 0.20, "
+                             "are not: weak evidence that smoothing helps"),
+    ([0.9, 0.5], HEAD + "no gain is over twice that: the sweep does not show that smoothing "
+                        "helps"),
+    ([2.0, -1.2], HEAD + "in 1 of the 2 pairs smoothing lowered BLEU by over twice that: the "
+                         "sweep does not show that it helps")])
+def test_sweep_gains_counts_a_gain_only_beyond_the_noise_of_a_difference(gains, words):
+    assert v.sweep_gains(gains, SEEDS) == words
     assert len(words.split()) <= 40
+
+
+def test_sweep_gains_weighs_a_difference_not_one_run():
+    # 0.86 is more than the seeds' range (0.68) and their standard deviation (0.34), but not
+    # more than twice the standard deviation of a difference of two runs (0.96)
+    assert "the other, 0.86, is not" in v.sweep_gains([2.06, 0.86], SEEDS)
+    # with z = 1 it counts
+    assert "each of the 2 gains is over 1 times that" in v.sweep_gains([2.06, 0.86], SEEDS, z=1)
 
 
 def test_sweep_gains_rejects_what_it_cannot_weigh():
@@ -163,3 +177,20 @@ def test_drawn_words_gap_needs_a_gap_and_a_list_below_all_words():
         v.drawn_words_gap(0.35, 0.40, 0.35)
     with pytest.raises(ValueError, match="finite"):
         v.drawn_words_gap(float("nan"), 0.3, 0.3)
+
+
+def test_calibration_table_counts_each_group_and_its_standard_error():
+    top_p = [0.2, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0]
+    groups = [(0.3, 0.5), (0.6, 1.0), (0.9, 1.0)]
+    sizes, table = v.calibration_table(top_p, [0.0, 0.5, 0.8, 1.0], groups)
+    assert sizes == [2, 2, 3]  # 0.5 and 0.8 open the next group; 1.0 stays in the last
+    lines = table.splitlines()
+    # sqrt(0.3 * 0.7 / 2) = 0.324; sqrt(0.09 / 3) = 0.173
+    assert lines[0] == ("P(top) in [0.0, 0.5):   2 positions, mean P(top) 0.30, top word = "
+                        "reference in 50% (standard error 32%)")
+    assert lines[2].startswith("P(top) in [0.8, 1.0]:   3 positions") and "error 17%" in lines[2]
+    empty = v.calibration_table([0.9], [0.0, 0.5, 1.0], [(float("nan"), float("nan")),
+                                                          (0.9, 1.0)])
+    assert empty[0] == [0, 1] and "standard error none: no positions" in empty[1]
+    with pytest.raises(ValueError):
+        v.calibration_table(top_p, [0.0, 1.0], groups)

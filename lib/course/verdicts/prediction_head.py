@@ -6,6 +6,7 @@ noise."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
 
@@ -25,37 +26,42 @@ def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> st
             f"smoothed target exactly")
 
 
-def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float], clear: float = 2.0) -> str:
+def sweep_gains(gains: Sequence[float], seed_scores: Sequence[float], z: float = 2.0) -> str:
     """The settings sweep's evidence on label smoothing: the BLEU gain of each pair of runs that
-    differ only in epsilon (with minus without), against the spread of the BLEU of runs that
-    differ only in their seed. A gain counts only when it is larger than that spread, and
-    clearly only when it is more than `clear` times it: three seeds' range understates the
-    spread of a difference of two runs."""
+    differ only in epsilon (with minus without), against the noise of such a difference. Runs
+    that differ only in their seed give the standard deviation of one run's BLEU; a difference
+    of two independent runs varies sqrt(2) times as much, and a gain counts only beyond `z`
+    times that. A few seeds give only a rough standard deviation, so even a gain that counts
+    is evidence, not a measured size."""
     if not gains or len(seed_scores) < 2:
         raise ValueError(f"need at least one gain and two seeds, got {len(gains)} and "
                          f"{len(seed_scores)}")
     if any(not math.isfinite(x) for x in [*gains, *seed_scores]):
         raise ValueError("gains and scores must be finite")
-    spread = max(seed_scores) - min(seed_scores)
-    larger = sum(g > spread for g in gains)
-    lower = sum(g < -spread for g in gains)
-    head = f"{len(seed_scores)} runs spread over {spread:.1f} BLEU"
+    sd = statistics.stdev(seed_scores)
+    noise = math.sqrt(2) * sd  # the standard deviation of a difference of two runs
+    times = "twice" if z == 2 else f"{z:g} times"
+    head = (f"{len(seed_scores)} seeds give a standard deviation of {sd:.2f} BLEU, so about "
+            f"{noise:.2f} for a difference of two runs")
+    beyond = [g for g in gains if g > z * noise]
+    within = [g for g in gains if abs(g) <= z * noise]
+    lower = [g for g in gains if g < -z * noise]
+    n = len(gains)
     if lower:
-        return (f"{head}, and in {lower} of the {len(gains)} pairs smoothing lowered BLEU by "
-                f"more: the sweep does not show that it helps")
-    if larger == len(gains):
-        smallest = min(gains)
-        pairs = f"{len(gains)} pair{'s' if len(gains) > 1 else ''} in favour of smoothing"
-        if smallest <= clear * spread:
-            return (f"{head}, and each pair's gain is larger, the smallest only "
-                    f"{smallest / spread:.1f} times that: {pairs}, one per setting, suggestive "
-                    f"rather than a measured size of its effect")
-        return (f"{head}, and each pair's gain is more than {clear:g} times that: {pairs}, one "
-                f"per setting, not a measured size of its effect")
-    if larger == 0:
-        return f"{head}, and no pair's gain is larger: the sweep does not show that smoothing helps"
-    return (f"{head}, and only {larger} of the {len(gains)} pairs' gains "
-            f"{'is' if larger == 1 else 'are'} larger: weak evidence that smoothing helps")
+        return (f"{head}; in {len(lower)} of the {n} pairs smoothing lowered BLEU by over "
+                f"{times} that: the sweep does not show that it helps")
+    if not within:
+        each = f"each of the {n} gains is" if n > 1 else "the gain is"
+        return (f"{head}; {each} over {times} that: evidence that smoothing helps, not a "
+                f"measured size of its effect")
+    if not beyond:
+        return (f"{head}; no gain is over {times} that: the sweep does not show that smoothing "
+                f"helps")
+    rest = " and ".join(f"{g:.2f}" for g in within)
+    other = ("the other" if len(within) == 1 else "the others") + f", {rest}, "
+    return (f"{head}; {len(beyond)} of the {n} gains {'is' if len(beyond) == 1 else 'are'} over "
+            f"{times} that, {other}{'is' if len(within) == 1 else 'are'} not: weak evidence "
+            f"that smoothing helps")
 
 
 def two_way_choice(first: str, p_first: float, second: str, p_second: float,
@@ -217,7 +223,8 @@ def calibration_pooled(right: float, expected: float, variance: float, n: int,
                        z: float = 2.0) -> str:
     """Calibration of all positions together: the count of right top words against the sum of
     their P(top), `expected`, judged against `variance`, the sum of P(top) (1 - P(top)): the
-    spread a calibrated model's count would have. It sees a lean that every group shares."""
+    spread a calibrated model's count would have. It can see a lean that most positions
+    share even when no group alone shows it beyond its noise."""
     if n < 1 or variance <= 0 or not 0 <= right <= n or not 0 <= expected <= n:
         raise ValueError(f"need n >= 1, variance > 0, 0 <= right, expected <= n, got "
                          f"{(right, expected, variance, n)!r}")
@@ -231,3 +238,24 @@ def calibration_pooled(right: float, expected: float, variance: float, n: int,
     if k < -z:
         return f"{said}, so together the positions are over-confident beyond sampling noise"
     return f"{said}, within sampling noise"
+
+
+def calibration_table(top_p: Sequence[float], edges: Sequence[float],
+                      groups: Sequence[tuple[float, float]]) -> tuple[list[int], str]:
+    """The calibration exercise's table: the positions in each group [lo, hi) of `edges` (the
+    last group keeps its upper edge, P = 1.0), and one line per group with its mean P(top), its
+    share right (`groups`, as `calibration` returns them) and the standard error a calibrated
+    model's share would have there, sqrt(p (1 - p) / n) with p the mean P(top)."""
+    if len(edges) < 2 or len(groups) != len(edges) - 1:
+        raise ValueError(f"need one group per pair of edges, got {len(groups)} groups and "
+                         f"{len(edges)} edges")
+    last = len(edges) - 2
+    sizes = [sum(lo <= p < hi or (i == last and p == hi) for p in top_p)
+             for i, (lo, hi) in enumerate(zip(edges, edges[1:]))]
+    lines = []
+    for i, (lo, hi, (conf, acc), n) in enumerate(zip(edges, edges[1:], groups, sizes)):
+        se = f"{math.sqrt(conf * (1 - conf) / n):.0%}" if n else "none: no positions"
+        close = "]" if i == last else ")"
+        lines.append(f"P(top) in [{lo:.1f}, {hi:.1f}{close}: {n:3d} positions, mean P(top) "
+                     f"{conf:.2f}, top word = reference in {acc:.0%} (standard error {se})")
+    return sizes, "\n".join(lines)
