@@ -36,6 +36,25 @@ def relative_change(before: float, after: float, tolerance: float = 0.01) -> str
     return f"{100 * abs(change):.0f} % {'lower' if change < 0 else 'higher'} than"
 
 
+def at_zero_reading(fixed: float, at_zero: float, on_paper: float,
+                    tolerance: float = 0.01) -> str:
+    """The attention step's fitted time at S = 0 (`at_zero`) against the fixed step's median time
+    (`fixed`, > 0), beside the share (0-1) that A·H adds to a fixed step on paper. Says that each
+    extra call has a cost of its own only when the measured excess is over twice that share. A
+    sentence, capitalised, without its full stop."""
+    if not 0.0 <= on_paper <= 1.0:
+        raise ValueError(f"on_paper must be a share between 0 and 1, got {on_paper!r}")
+    compared = relative_change(fixed, at_zero, tolerance)  # refuses a fixed time <= 0
+    change = (at_zero - fixed) / fixed
+    text = (f"Even at S = 0 the attention step's fitted time is {compared} the fixed step's "
+            f"median, where A·H adds {100 * on_paper:.1f} % on paper")
+    if change > max(2 * on_paper, tolerance):
+        return f"{text}: each extra call has a cost of its own"
+    if change < -tolerance:
+        return f"{text}: a fit below the step it extends, so the timing's noise hides it"
+    return f"{text}, about what the count says"
+
+
 def reversal_verdict(fixed: Sequence[float], attention: Sequence[float],
                      tolerance: float = 0.05) -> str:
     """The reversal toy: shares reversed exactly (0-1), by length bucket from short to long,
@@ -139,9 +158,9 @@ def growth_finding(growth: Sequence[float], without_shortest: Sequence[float],
         return f"Whether the lead grows with length is within the noise ({full})"
     if kind == "robust":
         return (f"The lead grows with length ({full}), and still does without the sources of "
-                f"1-{shortest} tokens ({cut})")
+                f"1–{shortest} tokens ({cut})")
     return (f"The lead grows with length ({full}), but not beyond the noise without the sources "
-            f"of 1-{shortest} tokens ({cut}). So the lead, not its growth, is the finding")
+            f"of 1–{shortest} tokens ({cut}). So the lead, not its growth, is the finding")
 
 
 def growth_phrase(growth: Sequence[float], without_shortest: Sequence[float]) -> str:
@@ -153,20 +172,21 @@ def growth_phrase(growth: Sequence[float], without_shortest: Sequence[float]) ->
 
 def peak_phrase(tokens: Sequence[str], row: Sequence[float], spread: float = 0.5) -> str:
     """Where one row of attention weights (a share per source token) lies, worded to follow
-    "the row writing X": 'peaks on "car" (62 %)' when its strongest column holds at least
-    `spread` of the weight, else 'spreads over "red", "car" and "."' (the columns holding at
-    least a fifth each, in source order, the strongest alone when none other does)."""
+    "the row writing X": 'peaks on the state at "car" (62 %)' when its strongest column holds at
+    least `spread` of the weight, else 'spreads over the states at "red", "car" and "."' (the
+    columns holding at least a fifth each, in source order, the strongest alone when none other
+    does). A column is the encoder's state after reading its token, not the token itself."""
     if len(tokens) != len(row) or not tokens:
         raise ValueError("one weight per source token")
     if any(w < 0 for w in row) or abs(sum(row) - 1.0) > 1e-3:
         raise ValueError("a row of attention weights is non-negative and sums to 1")
     top = max(range(len(row)), key=lambda j: row[j])
     if row[top] >= spread:
-        return f'peaks on "{tokens[top]}" ({100 * row[top]:.0f} %)'
+        return f'peaks on the state at "{tokens[top]}" ({100 * row[top]:.0f} %)'
     held = [f'"{tokens[j]}"' for j in range(len(row)) if row[j] >= 0.2] or [f'"{tokens[top]}"']
     if len(held) == 1:
-        return f"peaks weakly on {held[0]} ({100 * row[top]:.0f} %)"
-    return f"spreads over {', '.join(held[:-1])} and {held[-1]}"
+        return f"peaks weakly on the state at {held[0]} ({100 * row[top]:.0f} %)"
+    return f"spreads over the states at {', '.join(held[:-1])} and {held[-1]}"
 
 
 def reading_order(peaks: Sequence[Sequence[int]]) -> str:
@@ -177,13 +197,13 @@ def reading_order(peaks: Sequence[Sequence[int]]) -> str:
     back = sum(any(b < a for a, b in zip(p, p[1:])) for p in peaks)
     maps = "both maps" if len(peaks) == 2 else f"all {len(peaks)} maps"
     if back == 0:
-        return (f"In {maps} the rows' peaks only move left to right, even where French puts a "
-                f"word earlier than English does")
+        return (f"In {maps} the rows' peaks never move back to an earlier column, even where "
+                f"French puts a word earlier than English does")
     if back == len(peaks):
         return (f"In {maps} the rows' peaks go back to an earlier source column at least once, "
                 f"as French reorders")
     return (f"The rows' peaks go back to an earlier source column in {back} of the "
-            f"{len(peaks)} maps and only move left to right in the others")
+            f"{len(peaks)} maps and never in the others")
 
 
 def copy_reading(on_word: float, after_word: float) -> str:
