@@ -32,3 +32,21 @@ def test_at_how_many_follows_the_rows(holds, words):
 def test_at_how_many_rejects_an_empty_table():
     with pytest.raises(ValueError, match="no rows"):
         v.at_how_many([])
+
+
+@pytest.mark.parametrize("n_near, n_test, words", [
+    (5, 2000, "near-duplicates across the split are rare, 5 of 2,000 (0.25%), so the split by "
+     "string is close to leak-free here"),
+    (0, 2000, "rare, 0 of 2,000 (0.00%)"), (19, 2000, "rare"),
+    (20, 2000, "20 of 2,000 (1.00%) test sentences have a near-duplicate in training, so the "
+     "split by string leaks a little"),
+    (100, 2000, "common, 100 of 2,000 (5.00%), so the split by string leaks here"),
+    (2000, 2000, "common")])
+def test_leak_verdict_follows_the_count(n_near, n_test, words):
+    assert words in v.leak_verdict(n_near, n_test)
+
+
+@pytest.mark.parametrize("n_near, n_test", [(1, 0), (-1, 10), (11, 10)])
+def test_leak_verdict_rejects_impossible_counts(n_near, n_test):
+    with pytest.raises(ValueError, match="n_near"):
+        v.leak_verdict(n_near, n_test)

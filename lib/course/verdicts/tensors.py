@@ -1,5 +1,6 @@
-"""The tensors chapter's own sentences (book/tensors.md): how a rate grows, and in how many rows
-of a table a statement holds. Its other verdicts are `wording`'s."""
+"""The tensors chapter's own sentences (book/tensors.md): how a rate grows, in how many rows
+of a table a statement holds, and what a count of near-duplicates says about a split. Its other
+verdicts are `wording`'s."""
 
 from __future__ import annotations
 
@@ -32,3 +33,21 @@ def at_how_many(holds: Sequence[bool]) -> str:
     if all(holds):
         return "at every"
     return "at some but not every" if any(holds) else "at no"
+
+
+def leak_verdict(n_near: int, n_test: int) -> str:
+    """What a count of test sentences with a near-duplicate in training says about a split by
+    string: 'rare ... close to leak-free' under 1 % of the test set, 'a few ... leaks a little'
+    under 5 %, else 'common ... leaks'. The count and its share are part of the sentence."""
+    if not (n_test > 0 and 0 <= n_near <= n_test):
+        raise ValueError(f"need 0 <= n_near <= n_test, n_test > 0, got {n_near!r}, {n_test!r}")
+    share = n_near / n_test
+    count = f"{n_near:,} of {n_test:,} ({share:.2%})"
+    if share < 0.01:
+        return (f"near-duplicates across the split are rare, {count}, so the split by string "
+                "is close to leak-free here")
+    if share < 0.05:
+        return (f"{count} test sentences have a near-duplicate in training, so the split by "
+                "string leaks a little here")
+    return (f"near-duplicates across the split are common, {count}, so the split by string "
+            "leaks here and the stricter key matters")
