@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 from bench import book, recipe_check, report
-from bench.common import cpu_model
+from bench.common import buckets, cpu_model
 from lib.bleu import paired_bootstrap
 from lib.course.memo import load_corpus
 from lib.evaluate import sacrebleu_score
@@ -57,13 +57,6 @@ def result_stamp(config: ScratchConfig) -> int | None:
     it from the cache leaves it as it was, one that trains or downloads it writes it."""
     result = long_inputs.weights_path(config).with_suffix(".json")
     return result.stat().st_mtime_ns if result.is_file() else None
-
-
-def buckets(hypotheses: list[str], groups) -> list[dict]:
-    """lib.experiments.long_inputs.bleu_by_bucket as JSON; an empty bucket's BLEU is None, not
-    NaN."""
-    return [{"bucket": long_inputs.bucket_label(b), "sources": n, "bleu": s if n else None}
-            for b, n, s in long_inputs.bleu_by_bucket(hypotheses, groups)]
 
 
 def longest_bucket(runs: dict, groups) -> dict:

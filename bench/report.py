@@ -619,13 +619,21 @@ def replace_rows(text: str, heading: str, rows: list[str]) -> str:
             lines.insert(table[-1] + 1, row)
     return text[:start] + "\n".join(lines) + text[end:]
 
+def _section_from_scratch(results: dict) -> list[str]:
+    """The GPU run of bench.from_scratch (committed; `make bench` does not train it)."""
+    if "from_scratch" not in results:  # results from before that run existed
+        return []
+    from bench import from_scratch  # it renders with this module's helpers
+    return from_scratch.section(results["from_scratch"])
+
+
 def render(results: dict) -> str:
     """The whole BENCHMARKS.md; raises MissingFigure if any figure is missing."""
     lines = (_section_header(results) + _section_targets(results)
              + _section_training(results) + _section_decoding(results)
              + _section_bleu(results) + _section_limit(results) + section_book(results)
-             + section_chapter_models(results) + _section_playground(results)
-             + section_sweep(results))
+             + section_chapter_models(results) + _section_from_scratch(results)
+             + _section_playground(results) + section_sweep(results))
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from bench import chapter_models, recipe_check, report
+from bench import chapter_models, from_scratch, recipe_check, report
 from bench.common import cpu_model
 from bench.joeynmt_compare import ensure_venv, venv_python
 from bench.training import WARMUP
@@ -200,6 +200,8 @@ def main() -> None:
 
     # 7. the training-settings sweeps: committed results (hours of training), rendered as measured
     results["sweep"] = recipe_check.committed_results()
+    # 8. the attention chapter's pair at two sizes, from scratch on a GPU: committed results
+    results["from_scratch"] = from_scratch.committed_results()
 
     if reference.reference_key() != key:  # lib, the data or the settings changed mid-run
         raise SystemExit(f"the reference key changed during the run ({key} -> "

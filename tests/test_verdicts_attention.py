@@ -516,3 +516,21 @@ def test_reading_order_says_whether_any_row_goes_back():
         v.reading_order([[]])
 
 
+def test_reference_size_pair_reads_the_longest_interval_first():
+    # bench/results/from-scratch-gpu.json's 2 x 512 pair: both intervals include zero
+    tied = v.reference_size_pair((0.78, -0.19, 1.72), (0.12, -1.47, 1.71))
+    assert tied == ("attention minus fixed vector is +0.8 BLEU on all joined sources (95 % "
+                    "interval -0.2 to +1.7) and +0.1 on the longest (-1.5 to +1.7): not told "
+                    "apart, even on the longest sources")
+    assert len(tied.split()) <= 40
+    # its 1 x 128 pair: attention ahead on the longest sources
+    assert v.reference_size_pair((20.0, 18.6, 21.3), (21.2, 18.9, 23.8)).endswith(
+        ": attention leads on long sources, so one vector limits even this size")
+    assert v.reference_size_pair((-3.0, -5.0, -1.0), (-4.0, -6.0, -2.0)).endswith(
+        ": the fixed vector leads on long sources")
+    assert v.reference_size_pair((2.0, 0.5, 3.5), (1.0, -1.0, 3.0)).endswith(
+        ": attention leads overall, not on the longest sources")
+    assert v.reference_size_pair((-2.0, -3.5, -0.5), (0.0, -2.0, 2.0)).endswith(
+        ": the fixed vector leads overall, not on the longest sources")
+    with pytest.raises(ValueError, match="low end"):
+        v.reference_size_pair((0.0, 1.0, -1.0), (0.0, -1.0, 1.0))

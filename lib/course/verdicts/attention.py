@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from lib.course.verdicts.wording import all_or_count, comparison, trend
+from lib.course.verdicts.wording import all_or_count, comparison, side_of_zero, trend
 from lib.experiments.alignment import NEAR_UNIFORM, alignment_kind
 
 
@@ -129,6 +129,26 @@ def lead_reading(fixed: Sequence[float], attention: Sequence[float], short: floa
              else f"in {ahead} of the {len(fixed)} length buckets")
     return (f"Attention is ahead {where}, by {short:+.1f} BLEU on short sources and "
             f"{long:+.1f} on long ones")
+
+
+def reference_size_pair(joined: Sequence[float], longest: Sequence[float]) -> str:
+    """The pair trained at the reference model's size (bench.from_scratch, on a GPU): attention
+    minus fixed vector as (difference, low, high) of a paired bootstrap on all joined sources and
+    on the longest ones, and what the longest say about a bottleneck. No capital, no full stop."""
+    (d, lo, hi), (dl, llo, lhi) = joined, longest
+    numbers = (f"attention minus fixed vector is {d:+.1f} BLEU on all joined sources (95 % "
+               f"interval {lo:+.1f} to {hi:+.1f}) and {dl:+.1f} on the longest ({llo:+.1f} to "
+               f"{lhi:+.1f})")
+    side = side_of_zero(llo, lhi)
+    if side == "above":
+        return numbers + ": attention leads on long sources, so one vector limits even this size"
+    if side == "below":
+        return numbers + ": the fixed vector leads on long sources"
+    overall = side_of_zero(lo, hi)
+    if overall == "zero":
+        return numbers + ": not told apart, even on the longest sources"
+    return numbers + (f": {'attention' if overall == 'above' else 'the fixed vector'} leads "
+                      "overall, not on the longest sources")
 
 
 def growth_kind(growth: Sequence[float], without_shortest: Sequence[float]) -> str:
