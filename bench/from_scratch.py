@@ -28,12 +28,11 @@ from pathlib import Path
 
 import torch
 
-from bench import report
+from bench import recipe_check, report
 from bench.common import buckets
 from lib.bleu import paired_bootstrap
 from lib.course import reference
 from lib.course.memo import load_corpus
-from lib.course.verdicts import wording
 from lib.evaluate import sacrebleu_score, translate_all
 from lib.experiments import long_inputs
 from lib.experiments.joined import joined_train_pairs
@@ -41,7 +40,6 @@ from lib.train import new_model
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "from-scratch-gpu.json"
-SECTION = "## The attention chapter's comparison from scratch on a GPU, at two state sizes"
 FIXED, ATTENTION = "fixed vector", "attention"
 REFERENCE_STEPS = 5000  # the ~5,000 GPU steps after which the 2 x 512 pair was said to tie
 SIZES = {
@@ -139,50 +137,6 @@ def run(out: Path, deadline: float, device: str, steps: int | None) -> dict:
     return record
 
 
-def section(d: dict) -> list[str]:
-    """BENCHMARKS.md's section for a RESULTS record."""
-    fig = report.fig
-    runs = fig(d, "runs")
-    labels = [b["bucket"] for b in fig(runs[0], "buckets")]
-    score = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731 - an empty bucket
-    lines = [
-        SECTION, "",
-        f"`python -m bench.from_scratch run` ({fig(d, 'date')}, {fig(d, 'machine')} (lent GPU "
-        f"machine), torch {fig(d, 'torch')}; `bench/results/from-scratch-gpu.json`): the "
-        "chapter's two models (`lib.experiments.long_inputs.MODELS`, one GRU layer of 128) and "
-        "the same pair at the reference model's size (embeddings 256, two layers of 512), each "
-        "pair trained from scratch with the same seed, data and steps; the four trainings "
-        "shared the GPU at once (their seconds are under that load). Greedy corpus BLEU on the "
-        "2,000 single test sentences and on the "
-        f"{fig(d, 'test_sources'):,} joined test sources (1 to {fig(d, 'k_max')} test sentences) "
-        "by English source length in tokens; loss: the mean training loss of the last 200 steps.",
-        "",
-        "| size | model | single | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
-                                            for b in fig(runs[0], "buckets"))
-        + " | steps | loss | training s |",
-        "|---|---|" + "---|" * (len(labels) + 4),
-    ]
-    for r in runs:
-        lines.append(f"| {fig(r, 'size')} | {fig(r, 'label')} | {score(fig(r, 'single_bleu'))} | "
-                     + " | ".join(score(b["bleu"]) for b in fig(r, "buckets"))
-                     + f" | {fig(r, 'steps'):,} | {fig(r, 'final_loss'):.2f} | "
-                     f"{fig(r, 'seconds'):.0f} |")
-    lines.append("")
-    for size, c in fig(d, "comparisons").items():
-        joined, longest = fig(c, "joined"), fig(c, "longest")
-        lines.append(
-            f"{size}: attention minus fixed vector is {joined['difference']:+.1f} BLEU on all "
-            f"{joined['sources']:,} joined sources (95 % interval {joined['low']:+.1f} to "
-            f"{joined['high']:+.1f}, paired bootstrap) and {longest['difference']:+.1f} on the "
-            f"{longest['sources']:,} of {longest['bucket']} tokens ({longest['low']:+.1f} to "
-            f"{longest['high']:+.1f}). "
-            + wording.paired_difference(joined["low"], joined["high"], "On all joined sources, "
-                                        "attention", "the fixed vector") + ".")
-    if d.get("missing"):
-        lines.append(f"Not finished within the run's deadline: {', '.join(d['missing'])}.")
-    return lines + [""]
-
-
 def committed_results(path: Path | None = None) -> dict:
     return json.loads((path or RESULTS).read_text(encoding="utf-8"))
 
@@ -211,12 +165,11 @@ def main(argv=None) -> None:
     elif args.cmd == "run":
         print(json.dumps(run(args.out, args.deadline, args.device, args.steps), indent=1))
     else:
-        from bench.recipe_check import SECTION as after_this  # the order report.render keeps
-        text = report.splice(args.report.read_text(encoding="utf-8"),
-                             "\n".join(section(committed_results(args.results))),
-                             before=after_this)
+        section = report.section_from_scratch(committed_results(args.results))
+        text = report.splice(args.report.read_text(encoding="utf-8"), "\n".join(section),
+                             before=recipe_check.SECTION)  # the order report.render keeps
         args.report.write_text(text, encoding="utf-8")
-        print(f"wrote the {SECTION!r} section of {args.report}")
+        print(f"wrote the {report.FROM_SCRATCH_SECTION!r} section of {args.report}")
 
 
 if __name__ == "__main__":

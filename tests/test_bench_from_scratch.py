@@ -28,7 +28,7 @@ def test_the_two_sizes_differ_from_the_chapter_only_in_size_and_steps():
 def test_the_committed_run_renders_every_model_and_both_verdicts():
     d = from_scratch.committed_results()
     assert d["missing"] == [] and len(d["runs"]) == 4
-    text = "\n".join(from_scratch.section(d))
+    text = "\n".join(report.section_from_scratch(d))
     for r in d["runs"]:
         assert f"| {r['size']} | {r['label']} | {r['single_bleu']:.1f} |" in text
     # the two findings the attention chapter cites, from the committed numbers
@@ -42,7 +42,7 @@ def test_the_committed_run_renders_every_model_and_both_verdicts():
 def test_the_report_places_it_after_the_chapter_models_and_a_missing_figure_raises():
     d = copy.deepcopy(from_scratch.committed_results())
     assert report._section_from_scratch({}) == []  # results from before the run existed
-    assert report._section_from_scratch({"from_scratch": d})[0] == from_scratch.SECTION
+    assert report._section_from_scratch({"from_scratch": d})[0] == report.FROM_SCRATCH_SECTION
     del d["runs"][0]["single_bleu"]
     with pytest.raises(report.MissingFigure):
-        from_scratch.section(d)
+        report.section_from_scratch(d)
