@@ -113,22 +113,26 @@ def test_times_as_long_here_drops_only_the_machine():
         "stepping took about as long as one call")
 
 
+_CONTROL = ("A control on the 72 sentences whose references start in two ways (forcing another "
+            "reference's first word)")
+
+
 @pytest.mark.parametrize("lo, hi, words", [
-    (-3.5, -0.4, "A control (forcing another reference's first word) lowered BLEU too, so part "
-                 "of that drop can be rewording"),
-    (0.5, 3.0, "A control (forcing another reference's first word) raised BLEU; a rewording "
-               "that no reference continues may still lower it"),
-    # the page's interval: the point estimate is +7.2, but the interval includes zero
-    (-1.0, 15.5, "A control (forcing another reference's first word) changed BLEU by an amount "
-                 "indistinguishable from zero"),
-    (0.0, 0.0, "A control (forcing another reference's first word) changed BLEU by an amount "
-               "indistinguishable from zero")])
+    (-3.5, -0.4, f"{_CONTROL} lowered BLEU too, so part of that drop can be rewording"),
+    (0.5, 3.0, f"{_CONTROL} raised BLEU; a rewording that no reference continues may still "
+               "lower it"),
+    # the page's interval on its 72 sentences: the point estimate is +7.2, but the interval
+    # includes zero
+    (-1.0, 15.5, f"{_CONTROL} changed BLEU by an amount indistinguishable from zero"),
+    (0.0, 0.0, f"{_CONTROL} changed BLEU by an amount indistinguishable from zero")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
     """The same interval as rewording_change's, other - right: below zero BLEU counts the
-    rewording as damage, above zero it gains."""
-    assert v.rewording_summary(lo, hi) == words
+    rewording as damage, above zero it gains; the sentence names how many sentences it rests on
+    (at most 40 words, the limit of a glued text)."""
+    assert v.rewording_summary(lo, hi, 72) == words
+    assert len(words.split()) <= 40
     with pytest.raises(ValueError, match="low end"):
-        v.rewording_summary(1.0, 0.0)
+        v.rewording_summary(1.0, 0.0, 72)
 
 
 def test_exact_ranking_names_first_and_last_and_the_noise():

@@ -141,13 +141,15 @@ def rewording_change(lo: float, hi: float) -> str:
             f"is measurable")
 
 
-def rewording_summary(lo: float, hi: float) -> str:
-    """The summary's sentence about the exposure-bias control, from the same 95 % interval
-    (lo, hi) of other - right as `rewording_change`: whether forcing another reference's first
-    word measurably changes BLEU, and which way. One sentence, capitalised."""
+def rewording_summary(lo: float, hi: float, n: int) -> str:
+    """The summary's sentence about the exposure-bias control on the `n` sentences whose
+    references start in two ways, from the same 95 % interval (lo, hi) of other - right as
+    `rewording_change`: whether forcing another reference's first word measurably changes
+    BLEU, and which way. One sentence, capitalised."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    control = "A control (forcing another reference's first word)"
+    control = (f"A control on the {n} sentences whose references start in two ways (forcing "
+               f"another reference's first word)")
     if hi < 0:
         return f"{control} lowered BLEU too, so part of that drop can be rewording"
     if lo > 0:
