@@ -3,6 +3,7 @@ message that names them, and reports an unfinished skeleton as not done."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from conftest import assert_rejects, skeleton
 
@@ -364,6 +365,12 @@ def test_bidirectional_context_names_each_wrong_step():
         return torch.cat([right[:, H:], right[:, :H]], dim=1)
 
     assert_rejects(checks.check_bidirectional_context(swapped), "swapped")
+
+
+def test_bidirectional_context_without_padding_names_the_backward_half():
+    # with no padded step, outputs[:, -1] is the last real token: the backward half is wrong
+    with pytest.raises(checks.Mismatch, match="backward half"):
+        checks._bidirectional_case(lambda o, n: o[:, -1], [3, 3, 3], 2, 1, 3, pad=0)
 
 
 def test_bidirectional_context_rejects_a_shape_and_an_unknown_mistake():

@@ -98,6 +98,14 @@ def test_stretch_bound_follows_sigma(sigma, start):
     assert v.stretch_bound(sigma).startswith(start)
 
 
+def test_stretch_bound_says_the_matrix_not_the_step_stretches():
+    # the page's 48-unit W_hh (seed 0) has sigma_1 = 1.07: W_hh can stretch a vector, but the
+    # Jacobian diag(tanh') W_hh need not, so the verdict speaks of the multiplication by W_hh
+    said = v.stretch_bound(1.070670485496521)
+    assert said.endswith("one multiplication by it can stretch some vectors")
+    assert "one step can stretch" not in said
+
+
 def test_stretch_bound_rejects_negative():
     with pytest.raises(ValueError, match="singular value"):
         v.stretch_bound(-0.1)

@@ -353,9 +353,12 @@ def _bidirectional_variants(outputs, lengths, H: int) -> dict[str, torch.Tensor]
     }
 
 
-def _bidirectional_case(fn, lengths: list[int], H: int, layers: int, seed: int) -> str:
+def _bidirectional_case(fn, lengths: list[int], H: int, layers: int, seed: int,
+                        pad: int = 1) -> str:
+    """`pad` padded steps after the longest sentence; pad=0 with equal lengths is a batch with
+    no padding at all, where outputs[:, -1] is the last real token of every sentence."""
     torch.manual_seed(seed)
-    B, S = len(lengths), max(lengths) + 1  # one padded step even for the longest
+    B, S = len(lengths), max(lengths) + pad
     rnn = nn.GRU(3, H, layers, batch_first=True, bidirectional=True)
     x = torch.randn(B, S, 3)  # (B, S, 3)
     lens = torch.tensor(lengths)
@@ -385,6 +388,7 @@ def check_bidirectional_context(fn) -> CheckResult:
             lambda: _bidirectional_case(fn, [4, 2, 5], 3, 1, 0),
             lambda: _bidirectional_case(fn, [1, 3], 4, 2, 1),
             lambda: _bidirectional_case(fn, [3, 3, 3], 2, 1, 2),
+            lambda: _bidirectional_case(fn, [3, 3, 3], 2, 1, 3, pad=0),  # no padding at all
         )
 
 

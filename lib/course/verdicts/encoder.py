@@ -108,13 +108,14 @@ def round_up(x: float, digits: int = 2) -> float:
 
 def stretch_bound(sigma1: float) -> str:
     """What the largest singular value of W_hh says about one step: below 1 the safe bound
-    holds (no vector is stretched), from 1 on it does not."""
+    holds (no step stretches a vector), from 1 on it does not (W_hh can stretch some; the
+    Jacobian diag(tanh')W_hh need not)."""
     if not (sigma1 >= 0 and math.isfinite(sigma1)):
         raise ValueError(f"a singular value must be finite and >= 0, got {sigma1!r}")
     if sigma1 < 1:
         return "below 1, so the safe bound above applies and no single step stretches a vector"
-    return ("at least 1, so the safe bound above does not apply and one step can stretch some "
-            "vectors")
+    return ("at least 1, so the safe bound above does not apply and one multiplication by it "
+            "can stretch some vectors")
 
 
 def probe_gap(acc_a: float, acc_b: float, lo: float, hi: float, a: str, b: str,
