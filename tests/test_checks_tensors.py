@@ -239,6 +239,8 @@ def test_min_freq_names_the_usual_slips():
     assert_rejects(r, "one too large", "first one above it")
     r = tensors.check_largest_min_freq(lambda *a: float(min_freq_ok(*a)))
     assert_rejects(r, "as an int")
+    r = tensors.check_largest_min_freq(lambda *a: max(1, min_freq_ok(*a)))  # never 0
+    assert_rejects(r, "share 5%", "return 0")
 
 
 def test_min_freq_skeleton_not_done():

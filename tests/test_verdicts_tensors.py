@@ -36,10 +36,10 @@ def test_at_how_many_rejects_an_empty_table():
 
 @pytest.mark.parametrize("n_near, n_test, words", [
     (5, 2000, "near-duplicates across the split are rare, 5 of 2,000 (0.25%), so the split by "
-     "string is close to leak-free here"),
+     "string is close to leak-free by this key"),
     (0, 2000, "rare, 0 of 2,000 (0.00%)"), (19, 2000, "rare"),
     (20, 2000, "20 of 2,000 (1.00%) test sentences have a near-duplicate in training, so the "
-     "split by string leaks a little"),
+     "split by string leaks a little by this key"),
     (100, 2000, "common, 100 of 2,000 (5.00%), so the split by string leaks here"),
     (2000, 2000, "common")])
 def test_leak_verdict_follows_the_count(n_near, n_test, words):

@@ -287,6 +287,9 @@ def _min_freq_case(fn, counts: dict, tokens: list[str], share: float) -> str:
         return f"share {share:.0%}: min_freq {want}"
     rates = ", ".join(f"{m}: {rate(m):.0%}" for m in range(1, max(want, got) + 2))
     where = f"(share {share:.0%}; unknown test tokens by min_freq: {rates}) "
+    if want == 0:
+        raise Mismatch(f"{where}even min_freq 1 leaves more than {share:.0%} unknown (tokens "
+                       f"never seen in training): no min_freq is within the share, return 0")
     with_test = Counter(counts) + Counter(tokens)
     if got == _last_within(lambda m: _unknown_share(with_test, tokens, m), share):
         raise Mismatch(f"{where}you counted the test tokens towards the vocabulary; it is "
@@ -319,4 +322,5 @@ def check_largest_min_freq(fn) -> CheckResult:
         lambda: _min_freq_case(fn, counts, rare, 0.4),  # min_freq 2
         lambda: _min_freq_case(fn, counts, common, 0.25),  # 2, where the share is exact
         lambda: _min_freq_case(fn, counts, rare, 0.6),  # 4
+        lambda: _min_freq_case(fn, counts, rare, 0.05),  # 0: zèbre alone is 9 % at min_freq 1
     )

@@ -38,16 +38,17 @@ def at_how_many(holds: Sequence[bool]) -> str:
 def leak_verdict(n_near: int, n_test: int) -> str:
     """What a count of test sentences with a near-duplicate in training says about a split by
     string: 'rare ... close to leak-free' under 1 % of the test set, 'a few ... leaks a little'
-    under 5 %, else 'common ... leaks'. The count and its share are part of the sentence."""
+    under 5 %, else 'common ... leaks'. The count and its share are part of the sentence; 'by
+    this key' since near-duplicates the key does not catch (paraphrases) are not counted."""
     if not (n_test > 0 and 0 <= n_near <= n_test):
         raise ValueError(f"need 0 <= n_near <= n_test, n_test > 0, got {n_near!r}, {n_test!r}")
     share = n_near / n_test
     count = f"{n_near:,} of {n_test:,} ({share:.2%})"
     if share < 0.01:
         return (f"near-duplicates across the split are rare, {count}, so the split by string "
-                "is close to leak-free here")
+                "is close to leak-free by this key")
     if share < 0.05:
         return (f"{count} test sentences have a near-duplicate in training, so the split by "
-                "string leaks a little here")
+                "string leaks a little by this key")
     return (f"near-duplicates across the split are common, {count}, so the split by string "
             "leaks here and the stricter key matters")
