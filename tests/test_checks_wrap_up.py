@@ -176,3 +176,36 @@ def _scored(model, src_ids, output_ids, references, eos=True, per_token=False):
                                      torch.tensor([len(src_ids)]), torch.tensor([y]))[0])
         scores.append(lp / len(y) if per_token else lp)
     return "search error" if max(scores[1:]) > scores[0] else "model error"
+
+
+def test_diagnose_says_what_is_true_and_names_a_slip_only_when_every_answer_fits_it():
+    always_model = checks.check_diagnose(lambda *a: "model error")
+    # case 1 (P(B C <eos>) = .36 > P(A C <eos>) = .2): a search error, said with its numbers;
+    # a constant answer matches the first-reference slip on that case, but not on every case
+    assert_rejects(always_model, "search error, not a model error", "P = 0.36", "P = 0.2",
+                   "returns 'model error' on every case")
+    assert "first reference" not in str(always_model)
+    always_search = checks.check_diagnose(lambda *a: "search error")
+    assert_rejects(always_search, "model error, not a search error",
+                   "returns 'search error' on every case")
+
+    def swapped(model, src_ids, output_ids, references):
+        return {"search error": "model error", "model error": "search error"}[
+            diagnose(model, src_ids, output_ids, references)]
+
+    r = checks.check_diagnose(swapped)
+    assert_rejects(r, "search error, not a model error")
+    for _, why in checks._DIAGNOSE_MISTAKES:  # no slip fits every answer: none is named
+        assert why not in str(r), str(r)
+    assert "every case" not in str(r)
+
+
+def test_diagnose_first_reference_message_agrees_with_the_exercise():
+    def first(model, src_ids, output_ids, references):
+        return diagnose(model, src_ids, output_ids, references[:1])
+
+    # the exercise: a better search finds an output at least as probable as the reference,
+    # not necessarily a right translation
+    r = checks.check_diagnose(first)
+    assert_rejects(r, "first reference only", "an output the model prefers")
+    assert "right translation" not in str(r)

@@ -7,10 +7,14 @@ The references are `copy_reference` (the rule as the exercise states it) and
 `diagnose_reference` (`lib.search.sequence_log_prob` of the output and of every reference,
 <eos> included). Each checker also computes the usual mistakes (tokenising the output, copying
 known words, lowercasing, dropping or repeating; references without <eos>, per-token means,
-the first reference only) and names the one the learner's answer matches.
+the first reference only) and names the one the learner's answer matches; diagnose's answers
+are binary, so there a wrong answer is told what is true of its case, and a mistake is named
+only when the learner's answers on every case are the ones it gives.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -186,39 +190,76 @@ _DIAGNOSE_MISTAKES = (
     ("mean", "you compared log-probabilities per token; a search looks for the most probable "
              "output, log P(y | x) summed over its tokens, so a search error means a reference "
              "with a larger sum"),
-    ("first", "you looked at the first reference only; any reference the model prefers to its "
-              "output shows that a better search would have found a right translation"),
+    ("first", "you looked at the first reference only; any reference the model prefers to the "
+              "output shows that a better search would have found an output the model prefers "
+              "(one at least as probable as that reference), so compare with every reference"),
     ("ties", "you counted a tie as a search error: a reference exactly as probable as the "
              "output is one the model does not prefer, so a better search would have no reason "
              "to return it (count a reference only when it is strictly more probable: > not >=)"),
 )
 
 
-def _diagnose_case(fn, table, output: list[str], references: list[list[str]],
-                   label: str) -> str:
+def _diagnose_inputs(table, output: list[str], references: list[list[str]]):
+    """(model, src_ids, output ids, reference ids) of one case, on a fresh table model."""
     model = toy.TableModel(table)
     model.device = torch.device("cpu")  # as a Seq2Seq has, for code written against one
     src, _ = model.inputs()  # (1, 1): the table ignores the source
-    src_ids = src[0].tolist()
-    out_ids, ref_ids = model.ids(output), [model.ids(r) for r in references]
-    expected = diagnose_reference(model, src_ids, out_ids, ref_ids)
+    return model, src[0].tolist(), model.ids(output), [model.ids(r) for r in references]
+
+
+def _diagnose_answer(fn, model, src_ids, out_ids, ref_ids, label: str):
     with torch.no_grad():
-        got = call(fn, model, list(src_ids), list(out_ids), [list(r) for r in ref_ids],
-                   names=("model", "src_ids", "output_ids", "references"), where=label)
+        return call(fn, model, list(src_ids), list(out_ids), [list(r) for r in ref_ids],
+                    names=("model", "src_ids", "output_ids", "references"), where=label)
+
+
+def _diagnose_slip(fn) -> str:
+    """What the learner's answers on all the cases have in common with a typical mistake: all
+    the same answer, or every answer the one a mistake gives; "" when neither holds (or when an
+    answer does not come back), so that a slip is named only when all the cases agree with it."""
+    answers, by_mistake = [], {m: [] for m, _ in _DIAGNOSE_MISTAKES}
+    for table, output, references, label in diagnose_tables():
+        model, src_ids, out_ids, ref_ids = _diagnose_inputs(table, output, references)
+        try:
+            answers.append(_diagnose_answer(fn, model, src_ids, out_ids, ref_ids, label))
+        except Exception:
+            return ""
+        for mistake in by_mistake:
+            by_mistake[mistake].append(
+                diagnose_reference(model, src_ids, out_ids, ref_ids, mistake))
+    if len(set(answers)) == 1:
+        return (f"your function returns {answers[0]!r} on every case, whatever the "
+                f"probabilities: compare log P(y | x) of the output with that of each reference")
+    for mistake, why in _DIAGNOSE_MISTAKES:
+        if by_mistake[mistake] == answers:
+            return why
+    return ""
+
+
+def _diagnose_case(fn, table, output: list[str], references: list[list[str]],
+                   label: str) -> str:
+    model, src_ids, out_ids, ref_ids = _diagnose_inputs(table, output, references)
+    expected = diagnose_reference(model, src_ids, out_ids, ref_ids)
+    got = _diagnose_answer(fn, model, src_ids, out_ids, ref_ids, label)
     if got not in ("search error", "model error"):
         raise Mismatch(f"return the string 'search error' or 'model error', got {got!r}")
-    shown = f"output {' '.join(output)}, references {[' '.join(r) for r in references]}"
     if got == expected:
         return f"{label}: {expected}"
-    for mistake, why in _DIAGNOSE_MISTAKES:
-        if diagnose_reference(model, src_ids, out_ids, ref_ids, mistake) == got:
-            raise Mismatch(f"{label} ({shown}): {why}")
+    # What is true of this case, with the probabilities that show it, then the slip if every
+    # answer of the learner's agrees with one.
+    p_out, *p_refs = (math.exp(x) for x in _log_probs(
+        model, src_ids, [list(out_ids)] + [list(r) + [EOS] for r in ref_ids]))
+    shown = f"output {' '.join(output)}: P = {p_out:.3g}; " + ", ".join(
+        f"reference {' '.join(r)} <eos>: P = {p:.3g}" for r, p in zip(references, p_refs))
     if expected == "model error":
-        raise Mismatch(f"{label} ({shown}): the model gives its output a higher probability "
-                       f"than every reference, so a better search would not have found a "
-                       f"reference: that is a model error")
-    raise Mismatch(f"{label} ({shown}): a reference is more probable than the output, so the "
-                   f"search missed it: that is a search error")
+        truth = ("the output is at least as probable as every reference, so none of them shows "
+                 "that the search missed an output the model prefers: that is a model error, "
+                 "not a search error")
+    else:
+        truth = ("a reference is more probable than the output, so a better search would have "
+                 "found an output the model prefers: that is a search error, not a model error")
+    slip = _diagnose_slip(fn)
+    raise Mismatch(f"{label} ({shown}): {truth}" + (f"; {slip}" if slip else ""))
 
 
 def check_diagnose(fn) -> CheckResult:
