@@ -175,13 +175,13 @@ def bootstrap_chapter(hyps_a, hyps_b, refs, n_samples, seed):
     n, wins = len(refs), 0
     for _ in range(n_samples):
         idx = torch.tensor(rng.choices(range(n), k=n))  # n draws with replacement
-        drawn = torch.bincount(idx, minlength=n)  # (n,) how often each sentence was drawn
-        wins += corpus_score(drawn @ a) > corpus_score(drawn @ b)  # the same sentences
+        # the drawn sentences' rows (a repeated index counts again), added up per system
+        wins += corpus_score(a[idx].sum(0)) > corpus_score(b[idx].sum(0))  # the same sentences
     return wins / n_samples
 
 
 def bootstrap(sample="choices", paired=True, ties=False, metric="corpus", answer="share",
-              rng_of=random.Random):
+              rng_of=random.Random, new_generator=False):
     """A fast learner's bootstrap (per-sentence statistics summed), right by default, with
     one switch per typical mistake."""
     def fn(hyps_a, hyps_b, refs, n_samples, seed):
@@ -203,6 +203,8 @@ def bootstrap(sample="choices", paired=True, ties=False, metric="corpus", answer
         rng = rng_of(seed)
         wins = 0
         for _ in range(n_samples):
+            if new_generator:  # the slip: random.Random(seed) made again for each resample
+                rng = rng_of(seed)
             if sample == "choices":
                 idx = rng.choices(range(n), k=n)
             elif sample == "randrange":
@@ -258,6 +260,11 @@ def test_bootstrap_accepts_right_answers():
     (bootstrap(answer="p"), ["does NOT win"]),
     (bootstrap(answer="count"), ["number of wins", "share"]),
     (bootstrap(rng_of=_GlobalRandom), ["same seed", "random.Random(seed)"]),
+    (bootstrap(new_generator=True), [
+        "you made a new random.Random(seed) for every resample, so every resample is identical",
+        "make one rng = random.Random(seed) before the loop"]),
+    (bootstrap(new_generator=True, sample="randrange"), [
+        "new random.Random(seed) for every resample", "rng.choices(range(N), k=N)"]),
 ])
 def test_bootstrap_names_typical_mistakes(wrong, words):
     assert_rejects(checks.check_paired_bootstrap(wrong), *words)

@@ -11,14 +11,15 @@ from lib.course.verdicts import bleu as v
 @pytest.mark.parametrize("args, text", [
     ((35.9, 41.1, 30.2, 41.3), "The mean of sentence BLEUs, 41.10, lies above corpus BLEU, 35.90. "
                                "Scored on all four orders, it falls (30.20); weighted by tokens, "
-                               "as corpus BLEU's sums are, it barely changes (41.30)"),
+                               "roughly as corpus BLEU's sums weigh sentences, it barely "
+                               "changes (41.30)"),
     ((40.0, 30.0, 31.0, 35.0), "The mean of sentence BLEUs, 30.00, lies below corpus BLEU, 40.00. "
                                "Scored on all four orders, it rises (31.00); weighted by tokens, "
-                               "as corpus BLEU's sums are, it rises (35.00)"),
+                               "roughly as corpus BLEU's sums weigh sentences, it rises (35.00)"),
     ((40.0, 40.2, 40.0, 40.0), "The mean of sentence BLEUs, 40.20, lies close to corpus BLEU, "
                                "40.00. Scored on all four orders, it barely changes (40.00); "
-                               "weighted by tokens, as corpus BLEU's sums are, it barely changes "
-                               "(40.00)")])
+                               "weighted by tokens, roughly as corpus BLEU's sums weigh sentences, "
+                               "it barely changes (40.00)")])
 def test_mean_vs_corpus_says_where_the_mean_lies_and_where_each_change_moves_it(args, text):
     assert v.mean_vs_corpus(*args) == text
 
@@ -36,6 +37,25 @@ def test_leader_names_the_higher_score_and_never_a_negative_gap():
                                           (0.02, "the other system's lead passes")])
 def test_bootstrap_verdict(share, words):
     assert words in v.bootstrap_verdict(share)
+
+
+@pytest.mark.parametrize("share, low, high, words", [
+    (0.999, 2.24, 3.86, "lies above zero, and the share is 99.9%: the two agree"),
+    (0.975, 0.01, 1.2, "the two agree"),
+    (0.974, 0.01, 1.2, "they disagree"),
+    (0.60, -0.5, 1.0, "contains zero, and the share is 60.0%: the two agree"),
+    (0.01, -3.0, -0.4, "lies below zero, and the share is 1.0%: the two agree"),
+    (0.5, -3.0, -0.4, "they disagree")])
+def test_bootstrap_agreement(share, low, high, words):
+    """The share and the interval from the same resamples agree; the sentence says so."""
+    assert words in v.bootstrap_agreement(share, low, high)
+
+
+def test_bootstrap_agreement_refuses_impossible_inputs():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        v.bootstrap_agreement(1.5, 0.0, 1.0)
+    with pytest.raises(ValueError, match="low end"):
+        v.bootstrap_agreement(0.5, 1.0, 0.0)
 
 
 @pytest.mark.parametrize("bp_greedy, bp_beam, words", [
@@ -56,7 +76,8 @@ def test_shorter_outputs_says_whether_the_beam_normalised_length():
     """A shorter beam is said to run without normalisation only when alpha is 0, and with the
     alpha it used otherwise; a negative alpha is refused."""
     none = v.shorter_outputs(0.968, 0.930, 0.0)
-    assert "runs with alpha = 0: none" in none and "even with" not in none
+    assert "runs with alpha = 0 (that chapter found no gain from it)" in none
+    assert "even with" not in none
     some = v.shorter_outputs(0.968, 0.930, 0.6)
     assert "even with length normalisation" in some and "alpha = 0.6" in some
     assert "none" not in some

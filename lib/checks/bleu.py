@@ -337,6 +337,11 @@ def paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples: int, seed: int,
     return wins / n_samples
 
 
+_NEW_GENERATOR = ("you made a new random.Random(seed) for every resample, so every resample is "
+                  "identical (the same draws, the same verdict); make one rng = "
+                  "random.Random(seed) before the loop and call rng.choices(range(N), k=N) "
+                  "for each resample")
+
 _BOOTSTRAP_MISTAKES = {
     "no replacement": "every resample holds each sentence exactly once (drawn without "
                       "replacement), so it is the test set again and every resample gives "
@@ -365,6 +370,14 @@ def check_paired_bootstrap(fn) -> CheckResult:
     """
     n_samples, tolerance = 500, 0.09
 
+    def new_generator(hyps_a, hyps_b, refs) -> bool:
+        """A new random.Random(seed) per resample makes every resample of a call the same, so
+        each call returns 0 or 1, and which one depends on the seed. Other answers of 0 or 1
+        (no replacement, the mean of sentence BLEUs) give the same one for every seed."""
+        shares = {call(fn, hyps_a, hyps_b, refs, 20, seed, names=BOOTSTRAP_NAMES)
+                  for seed in range(8)}
+        return shares == {0, 1}
+
     def case(name: str, corpus, mistakes: tuple[str, ...]) -> str:
         hyps_a, hyps_b, refs = corpus()
         exact = paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples, 0)
@@ -384,6 +397,9 @@ def check_paired_bootstrap(fn) -> CheckResult:
             raise Mismatch(f"{name}: you returned {got:.3f}, the share of resamples where A "
                            f"does NOT win (a p-value for 'A is better'); return the share "
                            f"where A wins, about {estimate:.3f}")
+        if got in (0, 1) and new_generator(hyps_a, hyps_b, refs):
+            raise Mismatch(f"{name}: you returned {got:.3f}, expected about {estimate:.3f}: "
+                           f"{_NEW_GENERATOR}")
         for mistake in mistakes:  # those this corpus tells apart from the right answer
             why = _BOOTSTRAP_MISTAKES[mistake]
             wrong = paired_bootstrap_reference(hyps_a, hyps_b, refs, n_samples, 0, mistake)

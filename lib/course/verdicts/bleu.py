@@ -18,8 +18,8 @@ def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weig
     o = direction(order, tolerance, up="rises", down="falls", flat="barely changes")
     w = direction(weight, tolerance, up="rises", down="falls", flat="barely changes")
     return (f"The mean of sentence BLEUs, {mean:.2f}, lies {side} corpus BLEU, {corpus:.2f}. "
-            f"Scored on all four orders, it {o} ({mean_full_order:.2f}); weighted by tokens, as "
-            f"corpus BLEU's sums are, it {w} ({mean_weighted:.2f})")
+            f"Scored on all four orders, it {o} ({mean_full_order:.2f}); weighted by tokens, "
+            f"roughly as corpus BLEU's sums weigh sentences, it {w} ({mean_weighted:.2f})")
 
 
 def leader(score_a: float, score_b: float, name_a: str, name_b: str,
@@ -45,6 +45,25 @@ def bootstrap_verdict(share: float, level: float = 0.95) -> str:
     return f"here it is between {1 - level:.0%} and {level:.0%}, so neither lead passes that test"
 
 
+def bootstrap_agreement(share: float, low: float, high: float) -> str:
+    """Whether the share of resamples on which A wins agrees with the 95 % interval of A's lead
+    drawn from the same resamples: an interval above zero goes with a share of at least
+    97.5 %, one below zero with at most 2.5 %, one across zero with a share in between."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"a share is between 0 and 1, got {share!r}")
+    if low > high:
+        raise ValueError(f"an interval's low end is not above its high end, got {low}, {high}")
+    if low > 0:
+        where, agrees = "lies above zero", share >= 0.975
+    elif high < 0:
+        where, agrees = "lies below zero", share <= 0.025
+    else:
+        where, agrees = "contains zero", 0.025 <= share <= 0.975
+    return (f"The interval above ({low:.2f} to {high:.2f}) {where}, and the share is "
+            f"{share:.1%}: " + ("the two agree, as they must on the same resamples" if agrees
+                                else "they disagree, so check how the resamples are drawn"))
+
+
 def shorter_outputs(bp_greedy: float, bp_beam: float, alpha: float,
                     tolerance: float = 0.005) -> str:
     """Which decoder's outputs the brevity penalty finds the shorter, from the two penalties
@@ -61,8 +80,8 @@ def shorter_outputs(bp_greedy: float, bp_beam: float, alpha: float,
     if bp_beam < bp_greedy - tolerance:
         if alpha == 0:
             return ("Counted that way, the beam's outputs are the shorter ones. Length "
-                    "normalisation (the previous chapter's alpha) exists to offset that, but "
-                    "this beam runs with alpha = 0: none")
+                    "normalisation (the previous chapter's alpha) could offset that, but this "
+                    "beam runs with alpha = 0 (that chapter found no gain from it)")
         return ("Counted that way, the beam's outputs are the shorter ones, even with length "
                 f"normalisation (the previous chapter's alpha) at alpha = {alpha:g}")
     if bp_greedy < bp_beam - tolerance:
