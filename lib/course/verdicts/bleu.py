@@ -24,8 +24,9 @@ def mean_vs_corpus(corpus: float, mean: float, mean_full_order: float, mean_weig
 
 def leader(score_a: float, score_b: float, name_a: str, name_b: str,
            tolerance: float = 0.005) -> str:
-    """'<a> is ahead by 0.42 points', '<b> is ahead by ...', or 'the two are level'."""
-    gap = score_a - score_b
+    """'<a> is ahead by 0.42 points', '<b> is ahead by ...', or 'the two are level'. The gap is
+    taken between the scores rounded to two decimals, as the page prints them."""
+    gap = round(score_a, 2) - round(score_b, 2)
     if gap > tolerance:
         return f"{name_a} is ahead by {gap:.2f} points"
     if gap < -tolerance:
@@ -81,7 +82,7 @@ def shorter_outputs(bp_greedy: float, bp_beam: float, alpha: float,
         if alpha == 0:
             return ("Counted that way, the beam's outputs are the shorter ones. Length "
                     "normalisation (the previous chapter's alpha) could offset that, but this "
-                    "beam runs with alpha = 0 (that chapter found no gain from it)")
+                    "beam runs with alpha = 0")
         return ("Counted that way, the beam's outputs are the shorter ones, even with length "
                 f"normalisation (the previous chapter's alpha) at alpha = {alpha:g}")
     if bp_greedy < bp_beam - tolerance:
