@@ -113,8 +113,8 @@ def test_times_as_long_here_drops_only_the_machine():
         "stepping took about as long as one call")
 
 
-_CONTROL = ("A control on the 72 sentences whose references start in two ways (forcing another "
-            "reference's first word)")
+_CONTROL = ("A control on the 72 sentences whose references start in more than one way (forcing "
+            "another reference's first word)")
 
 
 @pytest.mark.parametrize("lo, hi, words", [
@@ -123,8 +123,10 @@ _CONTROL = ("A control on the 72 sentences whose references start in two ways (f
                "lower it"),
     # the page's interval on its 72 sentences: the point estimate is +7.2, but the interval
     # includes zero
-    (-1.0, 15.5, f"{_CONTROL} changed BLEU by an amount indistinguishable from zero"),
-    (0.0, 0.0, f"{_CONTROL} changed BLEU by an amount indistinguishable from zero")])
+    (-1.0, 15.5, f"{_CONTROL} changed BLEU by -1.0 to +15.5 points (95 % interval), which "
+                 "includes zero"),
+    (0.0, 0.0, f"{_CONTROL} changed BLEU by +0.0 to +0.0 points (95 % interval), which "
+               "includes zero")])
 def test_rewording_summary_follows_the_same_interval(lo, hi, words):
     """The same interval as rewording_change's, other - right: below zero BLEU counts the
     rewording as damage, above zero it gains; the sentence names how many sentences it rests on

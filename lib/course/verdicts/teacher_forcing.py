@@ -143,19 +143,21 @@ def rewording_change(lo: float, hi: float) -> str:
 
 def rewording_summary(lo: float, hi: float, n: int) -> str:
     """The summary's sentence about the exposure-bias control on the `n` sentences whose
-    references start in two ways, from the same 95 % interval (lo, hi) of other - right as
-    `rewording_change`: whether forcing another reference's first word measurably changes
-    BLEU, and which way. One sentence, capitalised."""
+    references start in more than one way, from the same 95 % interval (lo, hi) of other -
+    right as `rewording_change`: whether forcing another reference's first word measurably
+    changes BLEU, and which way, with the interval when it includes zero. One sentence,
+    capitalised."""
     if lo > hi:
         raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    control = (f"A control on the {n} sentences whose references start in two ways (forcing "
-               f"another reference's first word)")
+    control = (f"A control on the {n} sentences whose references start in more than one way "
+               f"(forcing another reference's first word)")
     if hi < 0:
         return f"{control} lowered BLEU too, so part of that drop can be rewording"
     if lo > 0:
         return (f"{control} raised BLEU; a rewording that no reference continues may still "
                 f"lower it")
-    return f"{control} changed BLEU by an amount indistinguishable from zero"
+    return (f"{control} changed BLEU by {lo:+.1f} to {hi:+.1f} points (95 % interval), which "
+            f"includes zero")
 
 
 def exact_ranking(shares: dict[str, float], n: int, z: float = 2.0) -> str:
