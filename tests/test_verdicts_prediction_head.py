@@ -15,9 +15,9 @@ from lib.course.verdicts import prediction_head as v
 def test_smoothing_gap_follows_the_sign_of_the_gap(measured, start):
     assert v.smoothing_gap(measured, 9.2).startswith(start)
     assert v.smoothing_gap(10.6, 9.2) == (
-        "1.4 nats above the 9.2 of a model matching the smoothed target exactly: on "
-        "(geometric) average a word of S gets 4.1 times less than ε/|S|: the model leaves the "
-        "other words less than ε, or spreads it unevenly")
+        "1.4 nats above the 9.2 of a model matching the smoothed target exactly. On "
+        "(geometric) average a column gets 4.1 times less than ε/n, so the model leaves the "
+        "other words less than the target does, or spreads it unevenly")
     for measured in (10.6, 8.0, 9.3):  # a glued sentence: at most 40 words
         assert len(v.smoothing_gap(measured, 9.2).split()) <= 40
 

@@ -11,20 +11,20 @@ from collections.abc import Sequence
 
 
 def smoothing_gap(measured: float, design: float, tolerance: float = 0.25) -> str:
-    """The uniform term of label smoothing as measured, against -log(eps / |S|), its value for
+    """The uniform term of label smoothing as measured, against -log(eps / n), its value for
     a model whose distribution equals the smoothed target (both in nats per position). A term
     above it can come from less than eps left to the other words as well as from an uneven
     spread, so the sentence names both."""
     gap = measured - design
     if gap > tolerance:
         return (f"{gap:.1f} nats above the {design:.1f} of a model matching the smoothed "
-                f"target exactly: on (geometric) average a word of S gets "
-                f"{math.exp(gap):.1f} times less than ε/|S|: the model leaves the other words "
-                f"less than ε, or spreads it unevenly")
+                f"target exactly. On (geometric) average a column gets "
+                f"{math.exp(gap):.1f} times less than ε/n, so the model leaves the other words "
+                f"less than the target does, or spreads it unevenly")
     if gap < -tolerance:
         return (f"{-gap:.1f} nats below the {design:.1f} of a model that matched the smoothed "
-                f"target exactly: the words of S other than the reference get more than "
-                f"ε/|S| on (geometric) average")
+                f"target exactly: the columns other than the reference get more than "
+                f"ε/n on (geometric) average")
     return (f"within {tolerance:g} nats of the {design:.1f} of a model that matched the "
             f"smoothed target exactly")
 
