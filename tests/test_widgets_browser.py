@@ -325,6 +325,42 @@ def test_a_long_beam_tree_uses_the_output_areas_width(browser, tmp_path):
         server.server_close()
 
 
+def test_beam_summary_says_why_the_winner_differs_from_greedy(browser, tmp_path):
+    """The verdict under the tree is true of each case: a more probable winner; a less probable
+    one that scores higher once normalised (alpha > 0); greedy's path having left the beam
+    (at alpha = 0, where a less probable winner never scores higher, and at alpha = 1)."""
+    from lib.experiments.toy import TableModel, greedy_loses_table, walkthrough_table
+
+    # greedy: A D <eos> (0.55 * 0.34); B G and B H (0.225 each) push A D out of a beam of two,
+    # and their continuations all fall below A D <eos>
+    left = {(): {"A": 0.55, "B": 0.45}, ("A",): {"D": 0.34, "E": 0.33, "F": 0.33},
+            ("A", "D"): {"<eos>": 1.0}, ("B",): {"G": 0.5, "H": 0.5},
+            ("B", "G"): {"<eos>": 0.4, "J": 0.3, "K": 0.3},
+            ("B", "H"): {"<eos>": 0.4, "J": 0.3, "K": 0.3}}
+    gone = "its path left the beam"
+    cases = [(TableModel(greedy_loses_table()), 0.0, "found a more probable sentence"),
+             (TableModel(walkthrough_table(), max_len=3), 1.0, "scores higher once normalised"),
+             (TableModel(left), 0.0, gone), (TableModel(left), 1.0, gone)]
+    for i, (toy, alpha, _) in enumerate(cases):
+        view = beam_explorer(toy, beam_size=2, alpha=alpha)
+        assert view.trace.translation != view.trace.greedy_translation
+        view.save_html(tmp_path / f"beam{i}.html")
+    server, url = serve_directory(tmp_path)
+    try:
+        for i, (_, _, expected) in enumerate(cases):
+            page, context, problems = visit(browser, url + f"beam{i}.html")
+            try:
+                summary = page.inner_text(".s2s-summary")
+                assert expected in summary, summary
+                assert ("normalised" in summary) == (expected != gone and "normalised" in expected)
+                check_clean(problems)
+            finally:
+                context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_trajectory_labels_do_not_overlap(browser, tmp_path):
     """Points that land close together (here four states a hair apart) keep their labels
     apart: each label takes a free spot beside its point, or is shown only while its step is

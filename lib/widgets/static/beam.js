@@ -189,10 +189,14 @@
   function summary(data) {
     var win = byId(data.nodes)[data.winner], g = data.greedy[data.greedy.length - 1];
     var gRaw = g ? g.raw : 0, gScore = g ? g.score : 0;
+    // a winner no more probable than greedy's output either scores higher (alpha > 0), or
+    // greedy's path left the beam: had its output been finished, it would have won
     var verdict = data.translation === data.greedy_translation ? "Beam and greedy agree." :
       win.raw > gRaw ? "Beam search found a more probable sentence than greedy." :
-        "Beam's winner is less probable than greedy's output but scores higher once " +
-        "normalised by length.";
+        win.score > gScore ? "Beam's winner is less probable than greedy's output but " +
+          "scores higher once normalised by length." :
+          "Greedy's output is more probable and scores at least as high, but its path left " +
+          "the beam (not among the k best, or pruned).";
     return "<p class=\"s2s-summary\"><b style=\"color:var(--win-fg)\">Beam</b> (k = " +
       data.beam_size + ", α = " + data.alpha + "): «" + esc(data.translation) + "» · log P = " +
       fmt(win.raw, 3) + " · score = " + fmt(win.score, 3) + "<br><b style=\"color:" +
