@@ -345,6 +345,8 @@ def bidirectional_ok(outputs, lengths):
 def test_bidirectional_context_accepts_reference():
     r = checks.check_bidirectional_context(bidirectional_ok)
     assert r.ok, str(r)
+    assert len(set(r.messages)) == len(r.messages), "each case's line says which case it is"
+    assert any("no padding" in m for m in r.messages), str(r)
 
 
 def test_bidirectional_context_names_each_wrong_step():

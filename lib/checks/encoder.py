@@ -375,8 +375,9 @@ def _bidirectional_case(fn, lengths: list[int], H: int, layers: int, seed: int,
             if torch.allclose(got, wrong, atol=1e-6):
                 raise Mismatch(f"lengths {lengths}: {mistake}")
         expect_close(f"the bidirectional context (lengths {lengths})", got, expected)
-    return (f"lengths {lengths}, {layers} layer(s): equal to nn.GRU's final states of the last "
-            f"layer, forward then backward")
+    padding = ", no padding" if pad == 0 else ""
+    return (f"lengths {lengths}{padding}, {layers} layer(s): equal to nn.GRU's final states of "
+            f"the last layer, forward then backward")
 
 
 def check_bidirectional_context(fn) -> CheckResult:
