@@ -40,6 +40,10 @@ class MainPath(HTMLParser):
         self.stack.append((tag, folded, glued, article))
 
     def handle_endtag(self, tag):
+        # A void tag written <br/> ends here too, and a stray end tag closes nothing: neither may
+        # pop the open elements (the article's among them) off the stack.
+        if tag in VOID_TAGS or all(entry[0] != tag for entry in self.stack):
+            return
         while self.stack:
             name, _, glued, _ = self.stack.pop()
             if glued:
@@ -71,6 +75,12 @@ def test_the_measure_counts_only_what_is_open():
     <div class="admonition dropdown"><p>folded words</p></div><img src="a.png">
     <p>Seven <math><mi>x</mi></math> eight.</p></article></main></body></html>"""
     assert measure(html) == (8, 3, "four five\n    six")
+
+
+def test_a_self_closed_void_tag_or_a_stray_end_tag_keeps_counting():
+    html = """<main><article class="bd-article"><p>One<br/>two <img src="a.png"/> three</p>
+    </span><p>four five</p></article></main><p>outside</p>"""
+    assert measure(html)[0] == 5
 
 
 def _chapters(site_dir):
