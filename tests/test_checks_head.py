@@ -65,6 +65,9 @@ def test_the_reference_is_torch_log_softmax_where_the_log_of_a_softmax_is_not():
     (lambda z: z - torch.logsumexp(z, -1, keepdim=True), "torch's own"),
     (lambda z: z - z.logsumexp(-1, keepdim=True), "torch's own"),
     (lambda z: torch.log(torch.softmax(z, -1)), "torch's own"),
+    (lambda z: torch.special.log_softmax(z, -1), "torch's own"),
+    (lambda z: z - torch.special.logsumexp(z, -1, keepdim=True), "torch's own"),
+    (lambda z: torch.log(torch.special.softmax(z, -1)), "torch's own"),
     (lambda z: log_softmax(z) * 1.01, "differs at index"),
 ])
 def test_log_softmax_rejects_typical_mistakes(wrong, words):
@@ -81,6 +84,7 @@ def test_log_softmax_check_restores_torch_functions():
     assert torch.allclose(two.softmax(-1), half)
     assert torch.allclose(F.log_softmax(two, -1).exp(), half)
     assert torch.allclose(torch.logsumexp(two, -1), torch.tensor(2.0).log())
+    assert torch.allclose(torch.special.log_softmax(two, -1).exp(), half)
 
 
 def test_log_softmax_skeleton_is_not_done():
@@ -206,6 +210,27 @@ def test_sequence_log_prob_rejects_typical_mistakes(wrong, words):
     result = checks.check_sequence_log_prob(wrong)
     assert result.done and not result.ok
     assert words in str(result), result
+
+
+def _masked_by_product(model, src, src_lengths, tgt):
+    """Masks with a product: log_probs gives <pad> -inf, and -inf * 0 is nan."""
+    _, state, context = model.encode(src, src_lengths)
+    total = torch.zeros(tgt.size(0))
+    live = torch.ones(tgt.size(0), dtype=torch.bool)
+    prev = torch.full_like(tgt[:, 0], SOS)
+    for t in range(tgt.size(1)):
+        logits, state = model.decoder.step(prev, state, context)
+        lp = log_probs(logits).gather(1, tgt[:, t:t + 1]).squeeze(1)  # -inf at <pad>
+        total += lp * (live & (tgt[:, t] != PAD))
+        live &= tgt[:, t] != EOS
+        prev = tgt[:, t]
+    return total
+
+
+def test_sequence_log_prob_names_nan_as_nan_not_as_pad_scored():
+    result = checks.check_sequence_log_prob(_masked_by_product)
+    assert result.done and not result.ok
+    assert "nan comes from" in str(result) and "-inf comes from" not in str(result), result
 
 
 def scorer(model, src, src_lengths, tgt):

@@ -86,11 +86,14 @@ def test_timed_pads_says_whether_padding_is_in_the_ratio():
         v.timed_pads(120.0)
 
 
-@pytest.mark.parametrize("lo, hi, words", [(0.90, 0.95, "the bar that holds that optimum, 0.90"),
-                                           (0.95, 1.00, "above that optimum, 0.90"),
-                                           (0.85, 0.90, "below that optimum, 0.90")])
-def test_fullest_bar_places_the_bar_against_the_optimum(lo, hi, words):
-    assert v.fullest_bar(lo, hi, 0.9001) == words
+@pytest.mark.parametrize("lo, hi, optimum, words", [
+    (0.90, 0.95, 0.9001, "the bar that holds that optimum, 0.9001, at its lower edge"),
+    (0.85, 0.90, 0.8999, "the bar that holds that optimum, 0.8999, at its upper edge"),
+    (0.85, 0.90, 0.8750, "the bar that holds that optimum, 0.8750"),
+    (0.95, 1.00, 0.9001, "above that optimum, 0.9001"),
+    (0.85, 0.90, 0.9001, "below that optimum, 0.9001")])
+def test_fullest_bar_places_the_bar_against_the_optimum(lo, hi, optimum, words):
+    assert v.fullest_bar(lo, hi, optimum) == words
     with pytest.raises(ValueError):
         v.fullest_bar(0.95, 0.90, 0.9)
 

@@ -37,13 +37,14 @@ from lib.search import greedy, log_probs, sequence_log_prob
 
 @contextlib.contextmanager
 def _refusing(names: tuple[str, ...], message: str):
-    """Make torch's functions `names` (in torch, torch.nn.functional and as tensor methods)
-    raise `message` while the learner's code runs; put them back afterwards."""
+    """Make torch's functions `names` (in torch, torch.nn.functional, torch.special and as
+    tensor methods) raise `message` while the learner's code runs; put them back afterwards."""
     def refuse(*args, **kwargs):
         raise Mismatch(message)
 
     saved = [(owner, name, getattr(owner, name))
-             for owner in (torch, F, torch.Tensor) for name in names if hasattr(owner, name)]
+             for owner in (torch, F, torch.special, torch.Tensor) for name in names
+             if hasattr(owner, name)]
     try:
         for owner, name, _ in saved:
             setattr(owner, name, refuse)
@@ -358,6 +359,10 @@ def _seq_case(fn, model, src, src_lengths, tgt, label: str) -> str:
     got = got.detach().float().cpu()
     if torch.allclose(got, expected, atol=1e-4, rtol=1e-4):
         return f"{label}: equal to lib.search.sequence_log_prob"
+    if bool(torch.isnan(got).any()):
+        raise Mismatch(f"{label}: your log P is {got.tolist()}: nan comes from arithmetic "
+                       f"such as inf - inf or 0 * inf (multiplying a -inf log-probability by a "
+                       f"0/1 mask, say); pick the counted terms with torch.where instead")
     if not bool(torch.isfinite(got).all()):
         raise Mismatch(f"{label}: your log P is {got.tolist()}: -inf comes from scoring a "
                        f"<pad> position (lib.search.log_probs forbids <pad>); stop counting "

@@ -150,8 +150,10 @@ def fullest_bar(lo: float, hi: float, optimum: float) -> str:
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"need 0 <= lo < hi <= 1, got {lo!r}, {hi!r}")
     if lo <= optimum < hi:
-        return f"the bar that holds that optimum, {optimum:.2f}"
-    return f"{'above' if lo > optimum else 'below'} that optimum, {optimum:.2f}"
+        edge = (" at its lower edge" if optimum - lo < (hi - lo) / 10
+                else " at its upper edge" if hi - optimum < (hi - lo) / 10 else "")
+        return f"the bar that holds that optimum, {optimum:.4f},{edge}".rstrip(",")
+    return f"{'above' if lo > optimum else 'below'} that optimum, {optimum:.4f}"
 
 
 def wrong_scores(wrong: int, too_low: int, n: int) -> str:
