@@ -226,3 +226,19 @@ def test_error_after_error_cases_tell_the_slips_apart():
         # a random model never stops early, so there "truncated" gives the right answer
         wrong = [v for v in values if v != right]
         assert len(set(wrong)) == len(wrong) >= len(values) - (m is not model)
+
+
+def test_error_after_error_reference_on_a_hand_built_case(monkeypatch):
+    """The checker's reference against rates counted by hand, with greedy's output fixed."""
+    from types import SimpleNamespace
+
+    tgt_out = torch.tensor([[5, 6, 7, EOS], [8, 9, EOS, PAD]])
+    written = torch.tensor([[5, 9, 9, EOS],  # wrong: . x x .
+                            [8, EOS, PAD, PAD]])  # wrong: . x x (a <pad> where <eos> is due)
+    monkeypatch.setattr(checks, "_free_run", lambda model, batch: (written, 4))
+    batch = SimpleNamespace(tgt_out=tgt_out, tgt_in=tgt_out)
+    # real pairs (t, t + 1): row 0 has 3, row 1 has 2. After a wrong token: row 0 (1, 2) wrong,
+    # (2, 3) right, row 1 (1, 2) wrong -> 2/3; after a right one: both (0, 1) wrong -> 2/2
+    assert checks.error_after_error_reference(None, batch) == pytest.approx((2 / 3, 1.0))
+    # counting the <pad> after greedy's <eos> as right turns row 1's (1, 2) right -> 1/3
+    assert checks.error_after_error_reference(None, batch, "pad_ok") == pytest.approx((1 / 3, 1.0))
