@@ -286,6 +286,22 @@ def test_decoder_calls_counts_the_rows_of_every_step():
     assert model.decoder.step.__func__ is type(model.decoder).step  # put back
 
 
+def test_one_call_per_step_compares_the_calls_with_the_steps_run():
+    """On a search that stops early (the walk-through table, k = 2, after 2 of 10 allowed
+    steps), one call per hypothesis stays under max_len calls, yet no call steps the two live
+    hypotheses together: the checker names it. The batched version passes."""
+    table = TableModel(walkthrough_table())
+    live = []
+    checks.beam_search_reference(table, *table.inputs(), 2, 10, live_per_step=live)
+    assert live == [1, 2]  # the reference stops after step 2, two hypotheses live at once
+    calls = checks.decoder_calls(beam_search_one_at_a_time, table, *table.inputs(), 2, 10)
+    assert len(calls) <= 10 and set(calls) == {1}  # the count alone would let it pass
+    with pytest.raises(Mismatch, match="ONE call per step"):
+        checks.one_call_per_step(beam_search_one_at_a_time, table, *table.inputs(), 2, 10,
+                                 "the walk-through table")
+    assert checks.one_call_per_step(beam_search_topk, table, *table.inputs(), 2, 10)
+
+
 def test_beam_search_names_wrong_scores_and_wrong_beams():
     def probability(model, src, n, k, max_len):
         ids, score = beam_search_one_at_a_time(model, src, n, k, max_len)

@@ -133,8 +133,8 @@ def test_alpha1_note_gives_both_rates_and_a_cause_only_with_more_misses():
 
 
 def test_example_choice_says_how_the_example_was_picked():
-    assert v.example_choice(True, 0.5) == ("one of them, the shortest with no <unk>, a gain over "
-                                           "0.5 and the same output at k = 3")
+    assert v.example_choice(True, 0.5) == ("the shortest in characters with no <unk>, a gain "
+                                           "over 0.5 and the same output at k = 3")
     fallback = v.example_choice(False, 0.5)
     assert fallback.startswith("the sentence with no <unk> and the largest gain")
     assert "none with a gain over 0.5" in fallback

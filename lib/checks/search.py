@@ -306,7 +306,8 @@ def capped_wins_table() -> dict:
 
 @torch.no_grad()
 def beam_search_reference(model, src: torch.Tensor, src_lengths: torch.Tensor, k: int,
-                          max_len: int, mistake: str = "") -> tuple[list[int], float]:
+                          max_len: int, mistake: str = "",
+                          live_per_step: list[int] | None = None) -> tuple[list[int], float]:
     """The exercise's beam search for one sentence, written to be read: (ids, log P).
 
     Every step extends each live hypothesis by every token and keeps the k best candidates
@@ -317,12 +318,15 @@ def beam_search_reference(model, src: torch.Tensor, src_lengths: torch.Tensor, k
     The answer is the best hypothesis of the pool (the first found, on a tie).
 
     `mistake` computes a typical wrong version instead, to recognise it in a learner's answer:
-    "first finished", "no pool", "cap not pooled" or "extend finished".
+    "first finished", "no pool", "cap not pooled" or "extend finished". `live_per_step`, if
+    given, receives the number of live hypotheses stepped at each step the search runs.
     """
     _, state, context = model.encode(src, src_lengths)
     live = [([], 0.0, state)]  # (tokens, log P, decoder state before reading the last token)
     pool: list[tuple[list[int], float]] = []  # finished: (tokens, log P)
     for t in range(1, max_len + 1):
+        if live_per_step is not None:
+            live_per_step.append(len(live))
         candidates = []  # (tokens, log P, decoder state after reading the parent's tokens)
         for tokens, score, state in live:
             prev = torch.tensor([tokens[-1] if tokens else SOS], device=src.device)  # (1,)
@@ -481,7 +485,8 @@ def _beam_exhaustive(fn) -> str:
             "the answer of exhaustive search")
 
 
-def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int) -> list[int]:
+def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int,
+                  where: str = "random network 1") -> list[int]:
     """Run `fn` under `call` and return the number of rows of each model.decoder.step call."""
     calls, step = [], model.decoder.step
 
@@ -492,26 +497,41 @@ def decoder_calls(fn, model, src, src_lengths, k: int, max_len: int) -> list[int
     model.decoder.step = counted
     try:
         call(fn, model, src, src_lengths, k, max_len, names=BEAM_NAMES, hint=DECODING_HINT,
-             where="random network 1")
+             where=where)
     finally:
         del model.decoder.step  # back to the Decoder's own method
     return calls
 
 
-def _beam_one_call_per_step(fn) -> str:
-    """Last, once the answers are right: the live hypotheses go through the decoder together."""
-    model, max_len = tiny_model(1), 6
-    calls = decoder_calls(fn, model, torch.tensor([[5, 6, 7, 8]]), torch.tensor([4]), 3, max_len)
-    if len(calls) > max_len:
+def one_call_per_step(fn, model, src, src_lengths, k: int, max_len: int,
+                      where: str = "random network 1") -> str:
+    """The learner's decoder calls against the steps the search runs: a search that stops
+    early runs at least as many steps as the reference (which stops as early as it may) and at
+    most max_len, one call each; where the reference steps several live hypotheses at once, so
+    does some call."""
+    live: list[int] = []
+    beam_search_reference(model, src, src_lengths, k, max_len, live_per_step=live)
+    calls = decoder_calls(fn, model, src, src_lengths, k, max_len, where)
+    if not calls:
+        raise Mismatch(f"on {where} model.decoder.step was never called: step the live "
+                       f"hypotheses with it, in one call per step")
+    if len(calls) > max_len or (max(live) > 1 and max(calls) == 1):
         raise Mismatch(f"the answers are right, but you called model.decoder.step "
-                       f"{len(calls)} times for one sentence of at most {max_len} steps, "
-                       f"with at most {max(calls)} hypothes{'is' if max(calls) == 1 else 'es'}"
-                       f" per call: step all the live hypotheses together, in ONE call per "
-                       f"step. Stack their last tokens into prev (n,), keep their states as "
-                       f"one (L, n, H) tensor (with context.expand(n, -1)), and once the k "
-                       f"best are chosen, take their parents' states with "
+                       f"{len(calls)} times on {where}, with at most {max(calls)} "
+                       f"hypothes{'is' if max(calls) == 1 else 'es'} per call; the search "
+                       f"runs {len(live)} to {max_len} steps, with up to {max(live)} live "
+                       f"hypotheses at once: step all the live hypotheses together, in ONE "
+                       f"call per step. Stack their last tokens into prev (n,), keep their "
+                       f"states as one (L, n, H) tensor (with context.expand(n, -1)), and "
+                       f"once the k best are chosen, take their parents' states with "
                        f"state.index_select(1, parents)")
     return f"one decoder call per step ({len(calls)} calls, up to {max(calls)} rows each)"
+
+
+def _beam_one_call_per_step(fn) -> str:
+    """Last, once the answers are right: the live hypotheses go through the decoder together."""
+    return one_call_per_step(fn, tiny_model(1), torch.tensor([[5, 6, 7, 8]]), torch.tensor([4]),
+                             3, 6)
 
 
 _BEAM_PARTS = (_beam_on_tables, _beam_on_networks, _beam_exhaustive, _beam_one_call_per_step)

@@ -191,9 +191,10 @@ def alpha1_note(a1_pct: float, a0_pct: float, beam: str = "the beam of five") ->
 def example_choice(found: bool, min_gain: float) -> str:
     """How the chapter's example sentence was chosen among the test sentences: `found` when
     some sentence with no <unk> gains over min_gain in log P with the same output at k = 3 (the
-    shortest of them is the example), else the fallback, the largest gain with no <unk>."""
+    shortest of them in characters is the example), else the fallback, the largest gain with
+    no <unk>."""
     if found:
-        return (f"one of them, the shortest with no <unk>, a gain over {min_gain:g} and the "
+        return (f"the shortest in characters with no <unk>, a gain over {min_gain:g} and the "
                 f"same output at k = 3")
     return (f"the sentence with no <unk> and the largest gain (none with a gain over "
             f"{min_gain:g} has the same output at k = 3)")
