@@ -316,8 +316,16 @@ def test_vendored_widget_manager_renders_a_widget(browser, site_dir, tmp_path):
     try:
         page, context, problems = open_page(browser, url + "book/widget.html")
         try:
-            page.wait_for_selector(".widget-slider", timeout=30000)
-            page.wait_for_selector(".widget-slider mjx-container", timeout=30000)
+            try:
+                page.wait_for_selector(".widget-slider", timeout=30000)
+                page.wait_for_selector(".widget-slider mjx-container", timeout=30000)
+            except Exception as error:  # a rare failure in long runs: say what the page had
+                state = page.evaluate("""() => ({ready: document.readyState,
+                    require: typeof window.requirejs, mathjax: typeof (window.MathJax || {})
+                    .typesetPromise, widgets: document.querySelectorAll('.jupyter-widgets')
+                    .length, body: document.body.innerHTML.slice(0, 400)})""")
+                raise AssertionError(f"no rendered slider: page {state}, requests "
+                                     f"{server.requests}, problems {problems}") from error
             assert "beam size" in page.inner_text("body")
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "widget-manager-check.png"))
