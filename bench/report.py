@@ -483,13 +483,23 @@ def rekeyed_note(d: dict) -> str:
             "measured under the old keys with the same settings and were not measured again.")
 
 
+def _bleu_cell(x) -> str:
+    """A BLEU table cell; an empty bucket's BLEU is None."""
+    return "–" if x is None else f"{x:.1f}"
+
+
+def _bucket_columns(buckets: list[dict]) -> str:
+    """The length buckets' column headings: '1–8 (98) | 9–16 (115) | ...'."""
+    return " | ".join(f"{b['bucket']} ({b['sources']:,})" for b in buckets)
+
+
 def section_chapter_models(r: dict) -> list[str]:
     d = fig(r, "chapter_models")
     models = fig(d, "models")
     labels = [b["bucket"] for b in fig(models[0], "buckets")]
     if any([b["bucket"] for b in fig(m, "buckets")] != labels for m in models):
         raise MissingFigure("chapter_models: the models were scored on different buckets")
-    score = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731 - an empty bucket
+    score = _bleu_cell
     lines = [
         CHAPTER_MODELS_SECTION,
         "",
@@ -507,8 +517,7 @@ def section_chapter_models(r: dict) -> list[str]:
         "(`lib.experiments.long_inputs.weights_path`: a hash "
         "of its settings, the corpus and torch)." + rekeyed_note(d),
         "",
-        "| model | single | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
-                                  for b in fig(models[0], "buckets"))
+        "| model | single | " + _bucket_columns(fig(models[0], "buckets"))
         + " | training steps | training min | decoding s | made by | key |",
         "|---|" + "---|" * (len(labels) + 6),
     ]
@@ -627,7 +636,7 @@ def section_from_scratch(d: dict) -> list[str]:
     """BENCHMARKS.md's section for bench.from_scratch's record (a GPU run, committed)."""
     runs = fig(d, "runs")
     labels = [b["bucket"] for b in fig(runs[0], "buckets")]
-    score = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731 - an empty bucket
+    score = _bleu_cell
     lines = [
         FROM_SCRATCH_SECTION, "",
         f"`python -m bench.from_scratch run` ({fig(d, 'date')}, {fig(d, 'machine')} (lent GPU "
@@ -640,8 +649,7 @@ def section_from_scratch(d: dict) -> list[str]:
         f"{fig(d, 'test_sources'):,} joined test sources (1 to {fig(d, 'k_max')} test sentences) "
         "by English source length in tokens; loss: the mean training loss of the last 200 steps.",
         "",
-        "| size | model | single | " + " | ".join(f"{b['bucket']} ({b['sources']:,})"
-                                            for b in fig(runs[0], "buckets"))
+        "| size | model | single | " + _bucket_columns(fig(runs[0], "buckets"))
         + " | steps | loss | training s |",
         "|---|---|" + "---|" * (len(labels) + 4),
     ]

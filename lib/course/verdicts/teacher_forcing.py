@@ -37,15 +37,14 @@ def exposure_drop(before: float, after: float, lo: float, hi: float) -> str:
     token, with the paired 95 % interval (lo, hi) of before - after on the same sentences: each
     bound's sign is the sign of the change, so the words follow the interval, and scores that
     move against it are refused."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if (lo > 0 and after >= before) or (hi < 0 and after <= before):
+    side = wording.side_of_zero(lo, hi)
+    if (side == "above" and after >= before) or (side == "below" and after <= before):
         raise ValueError(f"the scores {before} -> {after} move against the interval of "
                          f"before - after, {lo} to {hi}")
-    if lo > 0:
+    if side == "above":
         return (f"falls from {before:.1f} to {after:.1f} (the fall's 95 % interval: {lo:.1f} "
                 f"to {hi:.1f} points)")
-    if hi < 0:
+    if side == "below":
         return (f"rises from {before:.1f} to {after:.1f} (the rise's 95 % interval: {-hi:.1f} "
                 f"to {-lo:.1f} points)")
     return (f"goes from {before:.1f} to {after:.1f}, a change whose 95 % interval "
@@ -65,12 +64,11 @@ def beyond_rewording(lo: float, hi: float) -> str:
     """How far the wrong word scores below the control's word, from the paired 95 % interval
     (lo, hi) of other - wrong on the control's sentences: each bound's sign is the sign of
     the difference. One sentence, capitalised."""
-    if lo > hi:
-        raise ValueError(f"the interval's low end {lo} is above its high end {hi}")
-    if lo > 0:
+    side = wording.side_of_zero(lo, hi)
+    if side == "above":
         return (f"The wrong word scores {lo:.1f} to {hi:.1f} points below the other "
                 f"reference's word (95 % interval), {_MORE}")
-    if hi < 0:
+    if side == "below":
         return (f"The wrong word scores {-hi:.1f} to {-lo:.1f} points above the other "
                 f"reference's word (95 % interval), so {_MAY_ALL}")
     return (f"The wrong word's score minus the other reference's word's is {-hi:+.1f} to "
